@@ -1,0 +1,197 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// JSON-RPC 2.0 and MCP error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+
+	// CodeResourceNotFound is MCP's code for resources/read of an unknown URI.
+	CodeResourceNotFound = -32002
+	// CodeUnsupportedProtocolVersion is the 2026-07-28 code for a request
+	// whose _meta names a protocol version the server does not speak.
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// Error is a JSON-RPC error object. Its Is method compares codes, so
+// errors.Is(err, ErrInvalidParams) holds for any error wrapping an *Error
+// with code -32602.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Sentinel errors for the standard codes. Handlers wrap them with %w to
+// choose the code and add a message: fmt.Errorf("%w: unknown tool %q", ErrInvalidParams, name).
+var (
+	ErrParse          = &Error{Code: CodeParseError, Message: "parse error"}
+	ErrInvalidRequest = &Error{Code: CodeInvalidRequest, Message: "invalid request"}
+	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "method not found"}
+	ErrInvalidParams  = &Error{Code: CodeInvalidParams, Message: "invalid params"}
+	ErrInternal       = &Error{Code: CodeInternalError, Message: "internal error"}
+)
+
+// WireError turns any error into the error object sent to the client: an
+// *Error found with errors.As is sent as is; an error wrapping a sentinel
+// keeps the sentinel's code and uses the whole error text as the message;
+// anything else becomes -32603.
+func WireError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		if e == err {
+			return e
+		}
+		msg := err.Error()
+		// A wrapped sentinel reads "invalid params: unknown tool"; the code
+		// already says "invalid params", so keep the text after the prefix.
+		if rest, ok := bytes.CutPrefix([]byte(msg), []byte(e.Message+": ")); ok {
+			msg = string(rest)
+		}
+		return &Error{Code: e.Code, Message: msg, Data: e.Data}
+	}
+	return &Error{Code: CodeInternalError, Message: err.Error()}
+}
+
+// ID is a request id exactly as the client sent it (a JSON string or
+// number). The zero value means "absent"; nullID is a JSON null.
+type ID []byte
+
+var nullID = ID("null")
+
+// valid reports whether id is a JSON string or number, the only kinds MCP allows.
+func (id ID) valid() bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch c := id[0]; {
+	case c == '"':
+		return true
+	case c == '-' || (c >= '0' && c <= '9'):
+		return true
+	}
+	return false
+}
+
+// key returns a map key that identifies the id (ids are compared as sent).
+func (id ID) key() string { return string(id) }
+
+// rawMessage is the decoded envelope of any incoming line.
+type rawMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// request is one decoded client request or notification.
+type request struct {
+	ID     ID // nil for notifications
+	Method string
+	Params json.RawMessage
+}
+
+func (r *request) isNotification() bool { return r.ID == nil }
+
+// decodeMessage decodes one JSON value (not an array). It returns the request, or
+// ok=false with the error to answer and the id to answer it with (nullID when
+// the id could not be read). A response from the client (we never send
+// requests) is reported as isResponse and ignored by the caller.
+func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err error) {
+	var m rawMessage
+	if e := json.Unmarshal(data, &m); e != nil {
+		var syn *json.SyntaxError
+		if errors.As(e, &syn) {
+			return req, false, nullID, fmt.Errorf("%w: %v", ErrParse, e)
+		}
+		// Valid JSON of the wrong shape (for example "id": {} or a bare number).
+		return req, false, nullID, fmt.Errorf("%w: %v", ErrInvalidRequest, e)
+	}
+	id := ID(m.ID)
+	if id != nil && !id.valid() {
+		// An id of null, an object, a bool: there is no id to answer with.
+		return req, false, nullID, fmt.Errorf("%w: id must be a string or a number", ErrInvalidRequest)
+	}
+	errID = id
+	if errID == nil {
+		errID = nullID
+	}
+	if m.JSONRPC != "2.0" {
+		return req, false, errID, fmt.Errorf(`%w: "jsonrpc" must be "2.0"`, ErrInvalidRequest)
+	}
+	if m.Method == nil {
+		if id != nil && (m.Result != nil || m.Error != nil) {
+			return req, true, nil, nil
+		}
+		return req, false, errID, fmt.Errorf(`%w: "method" is missing`, ErrInvalidRequest)
+	}
+	if *m.Method == "" {
+		return req, false, errID, fmt.Errorf(`%w: "method" is empty`, ErrInvalidRequest)
+	}
+	if p := bytes.TrimSpace(m.Params); len(p) > 0 && p[0] != '{' && !bytes.Equal(p, []byte("null")) {
+		// MCP params are always objects; JSON-RPC allows arrays, which no MCP method takes.
+		return req, false, errID, fmt.Errorf(`%w: "params" must be an object`, ErrInvalidRequest)
+	}
+	params := m.Params
+	if bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
+		params = nil
+	}
+	return request{ID: id, Method: *m.Method, Params: params}, false, nil, nil
+}
+
+// appendResponse appends a success response line (without newline).
+func appendResponse(buf []byte, id ID, result []byte) []byte {
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"result":`...)
+	buf = append(buf, result...)
+	return append(buf, '}')
+}
+
+// appendErrorResponse appends an error response line (without newline).
+func appendErrorResponse(buf []byte, id ID, e *Error) []byte {
+	if id == nil {
+		id = nullID
+	}
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"error":{"code":`...)
+	buf = fmt.Appendf(buf, "%d", e.Code)
+	buf = append(buf, `,"message":`...)
+	buf = appendString(buf, e.Message)
+	if len(e.Data) > 0 {
+		buf = append(buf, `,"data":`...)
+		buf = append(buf, e.Data...)
+	}
+	return append(buf, "}}"...)
+}
+
+// appendNotification appends a notification line (without newline).
+func appendNotification(buf []byte, method string, params []byte) []byte {
+	buf = append(buf, `{"jsonrpc":"2.0","method":`...)
+	buf = appendString(buf, method)
+	if len(params) > 0 {
+		buf = append(buf, `,"params":`...)
+		buf = append(buf, params...)
+	}
+	return append(buf, '}')
+}

@@ -1,0 +1,310 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// params is the union of the params of every method the server handles,
+// decoded once per request.
+type params struct {
+	Meta *requestMeta `json:"_meta"`
+
+	// initialize
+	ProtocolVersion *string         `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+	// tools/call, prompts/get
+	Name      *string         `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// tools/list and other list methods
+	Cursor *string `json:"cursor"`
+	// logging/setLevel
+	Level *string `json:"level"`
+	// resources/read
+	URI *string `json:"uri"`
+	// notifications/cancelled
+	RequestID json.RawMessage `json:"requestId"`
+	// subscriptions/listen
+	Notifications *subscriptionFilter `json:"notifications"`
+}
+
+// requestMeta is the _meta object of a request.
+type requestMeta struct {
+	ProgressToken      json.RawMessage `json:"progressToken"`
+	ProtocolVersion    *string         `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+	LogLevel           *string         `json:"io.modelcontextprotocol/logLevel"`
+}
+
+// reqContext is what a handler knows about the request beyond its params.
+type reqContext struct {
+	p       params
+	version string // protocol version in force for this request
+	shape   shape
+	modern  bool
+}
+
+// requestContext decodes the params and decides the protocol version in
+// force for the request.
+func (ss *session) requestContext(req request) (*reqContext, error) {
+	rc := &reqContext{}
+	if len(req.Params) > 0 {
+		if err := json.Unmarshal(req.Params, &rc.p); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidParams, req.Method, err)
+		}
+	}
+	if err := ss.chooseEra(req, rc); err != nil {
+		return nil, err
+	}
+	rc.shape = shapeOf(rc.version)
+	return rc, nil
+}
+
+// handleRequest answers the requests that are quick: they never wait on
+// the backend, so they run on the reader goroutine, in order.
+func (ss *session) handleRequest(rc *reqContext, req request) ([]byte, error) {
+	switch req.Method {
+	case "initialize":
+		return ss.initialize(rc)
+	case "ping":
+		return ss.emptyResult(rc), nil
+	case "tools/list":
+		return ss.listTools(rc)
+	case "logging/setLevel":
+		return ss.setLevel(rc)
+	case "resources/list":
+		return ss.emptyList(rc, "resources"), nil
+	case "resources/templates/list":
+		return ss.emptyList(rc, "resourceTemplates"), nil
+	case "prompts/list":
+		return ss.emptyList(rc, "prompts"), nil
+	case "resources/read":
+		uri := ""
+		if rc.p.URI != nil {
+			uri = *rc.p.URI
+		}
+		data, _ := json.Marshal(map[string]string{"uri": uri})
+		return nil, &Error{Code: CodeResourceNotFound, Message: "resource not found: this server offers no resources", Data: data}
+	case "prompts/get":
+		name := ""
+		if rc.p.Name != nil {
+			name = *rc.p.Name
+		}
+		return nil, fmt.Errorf("%w: unknown prompt %q: this server offers no prompts", ErrInvalidParams, name)
+	case "server/discover":
+		return ss.discover(rc)
+	}
+	return nil, fmt.Errorf("%w: %s", ErrMethodNotFound, req.Method)
+}
+
+func (ss *session) handleNotification(req request) {
+	switch req.Method {
+	case "notifications/initialized":
+		ss.log.Debug().Msg("client initialized")
+	case "notifications/cancelled":
+		var p params
+		if err := json.Unmarshal(req.Params, &p); err != nil || !ID(p.RequestID).valid() {
+			ss.log.Debug().Msg("ignoring malformed notifications/cancelled")
+			return
+		}
+		ss.cancelRequest(ID(p.RequestID))
+	default:
+		ss.log.Debug().Str("method", req.Method).Msg("ignoring notification")
+	}
+}
+
+func (ss *session) emptyResult(rc *reqContext) []byte {
+	if rc.modern {
+		return []byte(`{"resultType":"complete"}`)
+	}
+	return []byte(`{}`)
+}
+
+func (ss *session) emptyList(rc *reqContext, field string) []byte {
+	buf := []byte(`{"`)
+	buf = append(buf, field...)
+	buf = append(buf, `":[]`...)
+	buf = appendModernList(buf, rc)
+	return append(buf, '}')
+}
+
+// appendModernList appends the fields a modern list result must carry.
+func appendModernList(buf []byte, rc *reqContext) []byte {
+	if !rc.modern {
+		return buf
+	}
+	return append(buf, `,"resultType":"complete","ttlMs":`+listTTL+`,"cacheScope":"private"`...)
+}
+
+func (ss *session) initialize(rc *reqContext) ([]byte, error) {
+	if rc.p.ProtocolVersion == nil {
+		return nil, fmt.Errorf(`%w: initialize: "protocolVersion" is required`, ErrInvalidParams)
+	}
+	requested := *rc.p.ProtocolVersion
+	v := requested
+	if !isLegacyVersion(v) {
+		v = LatestLegacyVersion
+	}
+	ss.version.Store(&v)
+	ss.log.Info().Str("requested", requested).Str("protocol_version", v).
+		RawJSON("client", orNull(rc.p.ClientInfo)).Msg("initialize")
+	s := shapeOf(v)
+	buf := []byte(`{"protocolVersion":`)
+	buf = appendString(buf, v)
+	buf = append(buf, `,"capabilities":`...)
+	buf = ss.appendCapabilities(buf)
+	buf = append(buf, `,"serverInfo":`...)
+	buf = ss.srv.Info.appendJSON(buf, s)
+	if ss.srv.Instructions != "" {
+		buf = append(buf, `,"instructions":`...)
+		buf = appendString(buf, ss.srv.Instructions)
+	}
+	return append(buf, '}'), nil
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func (ss *session) appendCapabilities(buf []byte) []byte {
+	if ss.srv.ListChanged {
+		return append(buf, `{"logging":{},"tools":{"listChanged":true}}`...)
+	}
+	return append(buf, `{"logging":{},"tools":{}}`...)
+}
+
+func (ss *session) setLevel(rc *reqContext) ([]byte, error) {
+	if rc.p.Level == nil {
+		return nil, fmt.Errorf(`%w: logging/setLevel: "level" is required`, ErrInvalidParams)
+	}
+	l, err := ParseLogLevel(*rc.p.Level)
+	if err != nil {
+		return nil, err
+	}
+	ss.logLevel.Store(int32(l))
+	return ss.emptyResult(rc), nil
+}
+
+// listTools answers tools/list, a page at a time when PageSize is set.
+// Cursors are opaque to clients: base64 of the offset of the next tool.
+func (ss *session) listTools(rc *reqContext) ([]byte, error) {
+	ts := ss.srv.Tools.Tools()
+	enc := ts.encoded(rc.shape)
+	start := 0
+	if rc.p.Cursor != nil {
+		n, err := decodeCursor(*rc.p.Cursor)
+		if err != nil || n > len(enc) {
+			return nil, fmt.Errorf("%w: tools/list: invalid cursor %q", ErrInvalidParams, *rc.p.Cursor)
+		}
+		start = n
+	}
+	end := len(enc)
+	if ps := ss.srv.PageSize; ps > 0 && end-start > ps {
+		end = start + ps
+	}
+	size := 64
+	for _, t := range enc[start:end] {
+		size += len(t) + 1
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"tools":[`...)
+	for i, t := range enc[start:end] {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, t...)
+	}
+	buf = append(buf, ']')
+	if end < len(enc) {
+		buf = append(buf, `,"nextCursor":`...)
+		buf = appendString(buf, encodeCursor(end))
+	}
+	buf = appendModernList(buf, rc)
+	return append(buf, '}'), nil
+}
+
+func encodeCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset)))
+}
+
+func decodeCursor(c string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < 2 || b[0] != 'o' {
+		return 0, fmt.Errorf("malformed cursor")
+	}
+	n, err := strconv.Atoi(string(b[1:]))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("malformed cursor")
+	}
+	return n, nil
+}
+
+// callTool answers tools/call.
+func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([]byte, error) {
+	if rc.p.Name == nil || *rc.p.Name == "" {
+		return nil, fmt.Errorf(`%w: tools/call: "name" is required`, ErrInvalidParams)
+	}
+	args := rc.p.Arguments
+	if a := bytes.TrimSpace(args); len(a) > 0 {
+		if bytes.Equal(a, []byte("null")) {
+			args = nil
+		} else if a[0] != '{' {
+			return nil, fmt.Errorf(`%w: tools/call: "arguments" must be an object`, ErrInvalidParams)
+		}
+	}
+	if rc.p.Meta != nil && len(rc.p.Meta.ProgressToken) > 0 {
+		stop := ss.heartbeat(rc.p.Meta.ProgressToken)
+		defer stop()
+	}
+	start := time.Now()
+	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: *rc.p.Name, Arguments: args, ProtocolVersion: rc.version})
+	if err != nil {
+		return nil, err
+	}
+	ss.log.Debug().Str("tool", *rc.p.Name).Dur("dur", time.Since(start)).Bool("is_error", res.IsError).Msg("tool call")
+	return res.appendJSON(nil, rc.shape), nil
+}
+
+// heartbeat sends notifications/progress every ProgressInterval until
+// stop is called. Some hosts reset their request timeout on progress.
+func (ss *session) heartbeat(token json.RawMessage) (stop func()) {
+	interval := orDefault(ss.srv.ProgressInterval, DefaultProgressInterval)
+	if interval < 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	// Owned by the call: stop closes done and waits for the exit, so no
+	// progress notification can follow the call's response.
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		start := time.Now()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p := []byte(`{"progressToken":`)
+				p = append(p, token...)
+				p = append(p, `,"progress":`...)
+				p = appendInt(p, int64(n))
+				p = append(p, `,"message":`...)
+				p = appendString(p, fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds())))
+				p = append(p, '}')
+				ss.send(appendNotification(nil, "notifications/progress", p))
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}

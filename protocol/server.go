@@ -1,0 +1,582 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Defaults for the zero values of Server's limits.
+const (
+	DefaultMaxMessageSize   = 32 << 20
+	DefaultMaxInFlight      = 256
+	DefaultShutdownGrace    = 5 * time.Second
+	DefaultProgressInterval = 5 * time.Second
+)
+
+// Server serves MCP over one newline-delimited JSON-RPC stream per call to
+// Serve. Set its exported fields before the first Serve; after that they
+// must not change. Its methods are safe for concurrent use, and one Server
+// may serve several streams at once.
+type Server struct {
+	// Info names the server in initialize and discover results.
+	Info Implementation
+	// Instructions is sent to clients when non-empty.
+	Instructions string
+	// Tools is the tool table. Required.
+	Tools ToolProvider
+	// Logger receives the server's own logs; nil means none.
+	Logger *zerolog.Logger
+	// ListChanged declares tools.listChanged; call NotifyToolsChanged
+	// when the list changes.
+	ListChanged bool
+
+	// MaxMessageSize bounds one incoming line in bytes (default 32 MiB).
+	// A longer line is answered with an error and skipped.
+	MaxMessageSize int
+	// MaxInFlight bounds concurrently running tool calls (default 256).
+	// Past it the reader waits, which pushes back on the client.
+	MaxInFlight int
+	// ShutdownGrace bounds how long Serve waits for in-flight calls once
+	// its context is cancelled (default 5 s).
+	ShutdownGrace time.Duration
+	// ProgressInterval is the heartbeat period of notifications/progress
+	// for calls that carry a progress token (default 5 s; negative: off).
+	ProgressInterval time.Duration
+	// PageSize is the number of tools per tools/list page; 0 means all in one page.
+	PageSize int
+
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+}
+
+func (s *Server) logger() *zerolog.Logger {
+	if s.Logger == nil {
+		l := zerolog.Nop()
+		return &l
+	}
+	return s.Logger
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// NotifyToolsChanged tells every connected client that wants to know that
+// the tool list changed.
+func (s *Server) NotifyToolsChanged() {
+	for _, ss := range s.liveSessions() {
+		ss.notifyToolsChanged()
+	}
+}
+
+// Log sends a log message to every client that enabled logging at level
+// or a more verbose one. data is any JSON-encodable value.
+func (s *Server) Log(level LogLevel, logger string, data any) {
+	for _, ss := range s.liveSessions() {
+		ss.sendLog(level, logger, data)
+	}
+}
+
+func (s *Server) liveSessions() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		out = append(out, ss)
+	}
+	return out
+}
+
+// Serve reads requests from r and writes responses and notifications to w
+// until r reaches EOF, ctx is cancelled, or a write to w fails.
+//
+// On EOF it lets in-flight requests finish, writes their responses and
+// returns nil. On cancellation of ctx it does the same within
+// ShutdownGrace, then cancels what is left. A failed write ends the session
+// at once and is returned. Serve does not close r or w. If r blocks after
+// ctx is cancelled, the goroutine reading it stays blocked until r returns;
+// the caller owns r and may close it.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	if s.Tools == nil {
+		return errors.New("protocol: Server.Tools is nil")
+	}
+	ss := newSession(s, w)
+	s.mu.Lock()
+	if s.sessions == nil {
+		s.sessions = make(map[*session]struct{})
+	}
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+	}()
+	return ss.run(ctx, r)
+}
+
+// session is the state of one stream.
+type session struct {
+	srv *Server
+	log zerolog.Logger
+
+	w          *bufio.Writer
+	rawW       io.Writer
+	out        chan []byte   // lines for the writer goroutine, without newline
+	quit       chan struct{} // closed to make the writer flush and stop
+	writerDone chan struct{} // closed when the writer goroutine has returned
+	writeErr   error         // set by the writer before writerDone closes
+
+	callCtx    context.Context // parent of every call; cancelled after the grace period
+	cancelCall context.CancelFunc
+	sem        chan struct{} // one slot per running call
+
+	mu       sync.Mutex
+	stopping bool // no new calls are started
+	calls    sync.WaitGroup
+	inflight map[string]*inflightCall
+
+	version  atomic.Pointer[string] // negotiated legacy version; nil before initialize
+	logLevel atomic.Int32           // minimum level sent to the client; logOff when disabled
+
+	subs subscriptions
+}
+
+type inflightCall struct {
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // set by notifications/cancelled: no response is written
+}
+
+func newSession(srv *Server, w io.Writer) *session {
+	ss := &session{
+		srv:        srv,
+		log:        *srv.logger(),
+		rawW:       w,
+		w:          bufio.NewWriterSize(w, 64<<10),
+		out:        make(chan []byte, 64),
+		quit:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		sem:        make(chan struct{}, orDefault(srv.MaxInFlight, DefaultMaxInFlight)),
+		inflight:   make(map[string]*inflightCall),
+	}
+	ss.logLevel.Store(logOff)
+	ss.callCtx, ss.cancelCall = context.WithCancel(context.Background())
+	return ss
+}
+
+func (ss *session) run(ctx context.Context, r io.Reader) error {
+	// The writer goroutine is owned by run, which waits for writerDone below.
+	go ss.writeLoop()
+
+	// The reader goroutine is owned by run; it exits at EOF, on a read
+	// error, or when the writer has failed. After a cancellation run does
+	// not wait for it (a blocked Read cannot be interrupted), but it
+	// starts no call once stopping is set.
+	readDone := make(chan error, 1)
+	go func() { readDone <- ss.readLoop(r) }()
+
+	var readErr error
+	shutdown := false
+	select {
+	case readErr = <-readDone:
+	case <-ctx.Done():
+		shutdown = true
+	case <-ss.writerDone:
+	}
+
+	ss.mu.Lock()
+	ss.stopping = true
+	ss.mu.Unlock()
+
+	// Wait for the calls in flight: without limit after EOF (each call is
+	// bounded by its own timeout), within the grace period on shutdown.
+	callsDone := make(chan struct{})
+	go func() { ss.calls.Wait(); close(callsDone) }() // exits when every call has returned
+	if shutdown {
+		grace := time.NewTimer(orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace))
+		select {
+		case <-callsDone:
+		case <-grace.C:
+			ss.log.Warn().Msg("shutdown grace period over, cancelling calls in flight")
+			ss.cancelCall()
+			<-callsDone
+		case <-ss.writerDone:
+			ss.cancelCall()
+			<-callsDone
+		}
+		grace.Stop()
+	} else {
+		select {
+		case <-callsDone:
+		case <-ss.writerDone:
+			ss.cancelCall()
+			<-callsDone
+		}
+	}
+	ss.cancelCall()
+	ss.subs.closeAll()
+
+	close(ss.quit)
+	if shutdown {
+		// A client that stopped reading must not keep us from exiting.
+		select {
+		case <-ss.writerDone:
+		case <-time.After(orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace)):
+			return errors.New("stdout blocked at shutdown")
+		}
+	} else {
+		<-ss.writerDone
+	}
+	if ss.writeErr != nil {
+		return fmt.Errorf("write: %w", ss.writeErr)
+	}
+	if readErr != nil {
+		return fmt.Errorf("read: %w", readErr)
+	}
+	return nil
+}
+
+// writeLoop is the only writer of the stream.
+func (ss *session) writeLoop() {
+	defer close(ss.writerDone)
+	write := func(b []byte) bool {
+		b = append(b, '\n')
+		if _, err := ss.w.Write(b); err != nil {
+			ss.writeErr = err
+			return false
+		}
+		if len(ss.out) == 0 {
+			if err := ss.w.Flush(); err != nil {
+				ss.writeErr = err
+				return false
+			}
+		}
+		return true
+	}
+	for {
+		select {
+		case b := <-ss.out:
+			if !write(b) {
+				return
+			}
+		case <-ss.quit:
+			for {
+				select {
+				case b := <-ss.out:
+					if !write(b) {
+						return
+					}
+				default:
+					if err := ss.w.Flush(); err != nil {
+						ss.writeErr = err
+					}
+					return
+				}
+			}
+		}
+	}
+}
+
+// send queues one line for the writer. It blocks while the writer is
+// behind (that is the backpressure) and drops the line once the writer
+// has stopped.
+func (ss *session) send(line []byte) {
+	select {
+	case ss.out <- line:
+	case <-ss.writerDone:
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLoop reads lines until EOF and dispatches each.
+func (ss *session) readLoop(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	maxSize := orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize)
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gather it, up to the limit.
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				if len(long)+len(line) > maxSize {
+					long = long[:0]
+					for errors.Is(err, bufio.ErrBufferFull) {
+						_, err = br.ReadSlice('\n')
+					}
+					ss.handleTooLong(maxSize)
+					line = nil
+					break
+				}
+				long = append(long, line...)
+			}
+			if line != nil {
+				line = long
+			}
+			if cap(long) > 1<<20 {
+				long = nil // do not keep a huge buffer for the rest of the session
+			}
+		} else if len(line) > maxSize {
+			ss.handleTooLong(maxSize)
+			line = nil
+		}
+		if len(line) > 0 {
+			ss.handleLine(line)
+		}
+		select {
+		case <-ss.writerDone:
+			return nil
+		default:
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		ss.mu.Lock()
+		stopping := ss.stopping
+		ss.mu.Unlock()
+		if stopping {
+			return nil
+		}
+	}
+}
+
+func (ss *session) handleTooLong(maxSize int) {
+	ss.log.Warn().Int("max_bytes", maxSize).Msg("message too long")
+	ss.send(appendErrorResponse(nil, nullID, &Error{
+		Code:    CodeInvalidRequest,
+		Message: fmt.Sprintf("message longer than %d bytes; raise --max-message-size to accept it", maxSize),
+	}))
+}
+
+// handleLine handles one line: a message or a batch.
+func (ss *session) handleLine(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	if line[0] == '[' {
+		ss.handleBatch(line)
+		return
+	}
+	req, isResponse, errID, err := decodeMessage(line)
+	if err != nil {
+		ss.log.Debug().Err(err).Msg("bad message")
+		ss.send(appendErrorResponse(nil, errID, WireError(err)))
+		return
+	}
+	if isResponse {
+		ss.log.Debug().Msg("ignoring response from client")
+		return
+	}
+	ss.dispatch(req, ss.send)
+}
+
+// handleBatch answers a JSON array of messages. Batches exist only in
+// protocol 2025-03-26; in every other version the array is refused whole.
+func (ss *session) handleBatch(line []byte) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(line, &elems); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			ss.send(appendErrorResponse(nil, nullID, WireError(fmt.Errorf("%w: %v", ErrParse, err))))
+		} else {
+			ss.send(appendErrorResponse(nil, nullID, WireError(fmt.Errorf("%w: %v", ErrInvalidRequest, err))))
+		}
+		return
+	}
+	if v := ss.legacyVersion(); v != Version20250326 {
+		ss.send(appendErrorResponse(nil, nullID, &Error{
+			Code:    CodeInvalidRequest,
+			Message: fmt.Sprintf("JSON-RPC batches are not supported in protocol version %s (only in 2025-03-26)", v),
+		}))
+		return
+	}
+	if len(elems) == 0 {
+		ss.send(appendErrorResponse(nil, nullID, &Error{Code: CodeInvalidRequest, Message: "empty batch"}))
+		return
+	}
+	b := &batch{ss: ss, pending: len(elems)}
+	for _, e := range elems {
+		req, isResponse, errID, err := decodeMessage(e)
+		switch {
+		case err != nil:
+			b.respond(appendErrorResponse(nil, errID, WireError(err)))
+		case isResponse || req.isNotification():
+			if !isResponse {
+				ss.dispatch(req, nil)
+			}
+			b.respond(nil)
+		default:
+			ss.dispatch(req, b.respond)
+		}
+	}
+}
+
+// batch gathers the responses to one batch and writes them as one array.
+type batch struct {
+	ss      *session
+	mu      sync.Mutex
+	pending int
+	resps   [][]byte
+}
+
+// respond records one element's response (nil for elements that get none).
+func (b *batch) respond(resp []byte) {
+	b.mu.Lock()
+	if resp != nil {
+		b.resps = append(b.resps, resp)
+	}
+	b.pending--
+	done := b.pending == 0
+	b.mu.Unlock()
+	if !done || len(b.resps) == 0 {
+		return
+	}
+	out := []byte{'['}
+	for i, r := range b.resps {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, r...)
+	}
+	b.ss.send(append(out, ']'))
+}
+
+// legacyVersion is the version negotiated by initialize, or the newest
+// legacy version before initialize.
+func (ss *session) legacyVersion() string {
+	if v := ss.version.Load(); v != nil {
+		return *v
+	}
+	return LatestLegacyVersion
+}
+
+// dispatch runs one request or notification. respond receives the
+// response line; it is nil for notifications.
+func (ss *session) dispatch(req request, respond func([]byte)) {
+	if req.isNotification() {
+		ss.handleNotification(req)
+		return
+	}
+	rc, err := ss.requestContext(req)
+	if err != nil {
+		respond(appendErrorResponse(nil, req.ID, WireError(err)))
+		return
+	}
+	if req.Method == "tools/call" || req.Method == "subscriptions/listen" {
+		ss.startCall(req, rc, respond)
+		return
+	}
+	result, err := ss.handleRequest(rc, req)
+	respond(ss.encodeOutcome(req, result, err))
+}
+
+func (ss *session) encodeOutcome(req request, result []byte, err error) []byte {
+	if err != nil {
+		we := WireError(err)
+		if we.Code == CodeInternalError {
+			ss.log.Error().Err(err).Str("method", req.Method).Msg("request failed")
+		} else {
+			ss.log.Debug().Err(err).Str("method", req.Method).Msg("request refused")
+		}
+		return appendErrorResponse(nil, req.ID, we)
+	}
+	return appendResponse(nil, req.ID, result)
+}
+
+// startCall runs a long request in its own goroutine, bounded by the
+// in-flight limit, registered so notifications/cancelled can reach it.
+func (ss *session) startCall(req request, rc *reqContext, respond func([]byte)) {
+	// Wait for a slot; this blocks the reader, pushing back on the client.
+	select {
+	case ss.sem <- struct{}{}:
+	case <-ss.writerDone:
+		return
+	}
+	ss.mu.Lock()
+	if ss.stopping {
+		ss.mu.Unlock()
+		<-ss.sem
+		respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInternalError, Message: "server is shutting down"}))
+		return
+	}
+	ctx, cancel := context.WithCancel(ss.callCtx)
+	call := &inflightCall{cancel: cancel}
+	key := req.ID.key()
+	if _, dup := ss.inflight[key]; dup {
+		ss.mu.Unlock()
+		cancel()
+		<-ss.sem
+		respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInvalidRequest, Message: "a request with this id is already in flight"}))
+		return
+	}
+	ss.inflight[key] = call
+	ss.calls.Add(1)
+	ss.mu.Unlock()
+
+	// The call goroutine is owned by the session: run waits for it via
+	// ss.calls; it exits when the handler returns (bounded by the call's
+	// timeout or cancellation).
+	go func() {
+		defer ss.calls.Done()
+		defer func() { <-ss.sem }()
+		defer cancel()
+		var resp []byte
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					ss.log.Error().Str("method", req.Method).Interface("panic", p).
+						Bytes("stack", debug.Stack()).Msg("request handler panicked")
+					resp = appendErrorResponse(nil, req.ID, &Error{Code: CodeInternalError, Message: "internal error"})
+				}
+			}()
+			var result []byte
+			var err error
+			if req.Method == "subscriptions/listen" {
+				result, err = ss.listen(ctx, rc, req)
+			} else {
+				result, err = ss.callTool(ctx, rc, req)
+			}
+			resp = ss.encodeOutcome(req, result, err)
+		}()
+		ss.mu.Lock()
+		delete(ss.inflight, key)
+		ss.mu.Unlock()
+		if call.cancelled.Load() {
+			ss.log.Debug().Str("method", req.Method).Msg("request cancelled by client, no response")
+			return
+		}
+		respond(resp)
+	}()
+}
+
+// cancelRequest handles notifications/cancelled.
+func (ss *session) cancelRequest(id ID) {
+	ss.mu.Lock()
+	call := ss.inflight[id.key()]
+	ss.mu.Unlock()
+	if call == nil {
+		return // finished already, or never existed: the spec says ignore
+	}
+	call.cancelled.Store(true)
+	call.cancel()
+}
