@@ -1,0 +1,102 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Files lists the manifest files under dirs: every *.json file, found
+// recursively, skipping hidden files and folders (editor backups, .git).
+// Files come in a stable order: dirs in the order given, each sorted by
+// path. A missing folder is not an error (it holds zero manifests) but is
+// reported as a warning; a folder that cannot be read is an error problem.
+func Files(dirs ...string) ([]string, []Problem) {
+	var files []string
+	var problems []Problem
+	seen := map[string]bool{}
+	for _, dir := range dirs {
+		var found []string
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if path == dir && errors.Is(err, fs.ErrNotExist) {
+					problems = append(problems, Problem{File: dir, Severity: Warning, Message: "manifest folder does not exist (yet); it holds no tools"})
+					return fs.SkipAll
+				}
+				problems = append(problems, Problem{File: path, Severity: Error, Message: fmt.Sprintf("cannot read: %v", unwrapPathError(err))})
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if path != dir && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !d.IsDir() && IsManifestName(path) && !seen[path] {
+				seen[path] = true
+				found = append(found, path)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.SkipAll) {
+			problems = append(problems, Problem{File: dir, Severity: Error, Message: err.Error()})
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	return files, problems
+}
+
+// IsManifestName reports whether a path names a manifest file: *.json,
+// not hidden.
+func IsManifestName(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasSuffix(base, ".json") && !strings.HasPrefix(base, ".")
+}
+
+// ReadFile reads and parses one manifest file. See Parse.
+func ReadFile(path string) (*Manifest, []Problem) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, []Problem{{File: path, Severity: Error, Message: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}}
+	}
+	defer f.Close()
+	// Read one byte past the limit so Parse can report an oversized file
+	// without the whole file being held in memory.
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, []Problem{{File: path, Severity: Error, Message: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}}
+	}
+	return Parse(path, data)
+}
+
+// Load reads every manifest under dirs (see Files) and returns the ones
+// that can be served, in file order, with every problem found.
+func Load(dirs ...string) ([]*Manifest, []Problem) {
+	files, problems := Files(dirs...)
+	var ms []*Manifest
+	for _, f := range files {
+		m, ps := ReadFile(f)
+		problems = append(problems, ps...)
+		if m != nil {
+			ms = append(ms, m)
+		}
+	}
+	return ms, problems
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,425 @@
+package manifest
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// SchemaJSON is the manifest format as a JSON Schema (draft 2020-12), the
+// same document the loader checks every file against. Editors can use it
+// through the file manifest/manifest.schema.json.
+//
+//go:embed manifest.schema.json
+var SchemaJSON []byte
+
+// MaxFileSize is the largest manifest file read; larger files are an error.
+const MaxFileSize = 8 << 20
+
+// Lint thresholds: beyond these a tool dominates the tool list a model reads.
+const (
+	maxDescriptionLen = 4 << 10
+	maxSchemaLen      = 32 << 10
+)
+
+const metaSchemaURL = "https://github.com/tairseach/tairseach-mcp/manifest/manifest.schema.json"
+
+// metaSchema compiles the embedded format schema once per process.
+var metaSchema = sync.OnceValue(func() *jsonschema.Schema {
+	c := newCompiler()
+	if err := c.AddResource(metaSchemaURL, bytes.NewReader(SchemaJSON)); err != nil {
+		panic("manifest: embedded schema: " + err.Error())
+	}
+	return c.MustCompile(metaSchemaURL)
+})
+
+// newCompiler returns a draft 2020-12 compiler that never loads anything:
+// a manifest cannot make the bridge open a connection or read a file.
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("loading %s is disabled: schemas must be self-contained", s)
+	}
+	return c
+}
+
+// rawManifest is the first decoding pass: tools stay raw so that one bad
+// tool does not spoil the others.
+type rawManifest struct {
+	Manifest
+	Tools []json.RawMessage `json:"tools"`
+}
+
+// Parse reads one manifest file's contents. It returns nil when the file
+// cannot be served at all (invalid JSON, wrong top-level types, missing
+// id or tools); otherwise the manifest, whose tools with error-level
+// problems are marked Broken. Problems lists everything found, errors and
+// warnings, in file order. file is used in problems and schema locations only.
+func Parse(file string, data []byte) (*Manifest, []Problem) {
+	p := &parser{file: file}
+	m := p.parse(data)
+	return m, p.problems
+}
+
+type parser struct {
+	file     string
+	problems []Problem
+}
+
+func (p *parser) add(sev Severity, path, tool, format string, args ...any) {
+	p.problems = append(p.problems, Problem{File: p.file, Path: path, Tool: tool, Severity: sev, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) parse(data []byte) *Manifest {
+	if len(data) > MaxFileSize {
+		p.add(Error, "", "", "file is %d bytes, more than the %d allowed", len(data), MaxFileSize)
+		return nil
+	}
+	doc, err := decodeValue(data)
+	if err != nil {
+		p.add(Error, "", "", "invalid JSON: %s", describeJSONError(data, err))
+		return nil
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		p.add(Error, "", "", "a manifest must be a JSON object, not %s", jsonKind(doc))
+		return nil
+	}
+
+	// Check the format. Problems inside one tool break that tool only.
+	brokenTools := map[int]bool{}
+	fileBroken := false
+	if err := metaSchema().Validate(doc); err != nil {
+		for _, v := range Violations(err) {
+			if idx, inTool := splitToolPointer(v.Pointer); inTool {
+				brokenTools[idx] = true
+				p.add(Error, pointerToPath(v.Pointer), toolName(doc, idx), "%s", explainToolViolation(v))
+				continue
+			}
+			fileBroken = true
+			p.add(Error, pointerToPath(v.Pointer), "", "%s", v.Message)
+		}
+	}
+	if fileBroken {
+		return nil
+	}
+
+	var raw rawManifest
+	if err := json.Unmarshal(data, &raw); err != nil {
+		// The format check passed, so this is a case the schema does not
+		// cover; report it rather than guess.
+		p.add(Error, "", "", "cannot decode manifest: %v", err)
+		return nil
+	}
+	m := raw.Manifest
+	m.File = p.file
+	m.Tools = make([]*Tool, 0, len(raw.Tools))
+
+	seen := map[string]int{}
+	for i, rt := range raw.Tools {
+		t := &Tool{Index: i}
+		if brokenTools[i] {
+			t.Broken = true
+			t.Name = toolName(doc, i)
+			if _, dup := seen[t.Name]; !dup && t.Name != "" {
+				seen[t.Name] = i
+			}
+			m.Tools = append(m.Tools, t)
+			continue
+		}
+		if err := json.Unmarshal(rt, t); err != nil {
+			t.Broken = true
+			t.Name = toolName(doc, i)
+			if _, dup := seen[t.Name]; !dup && t.Name != "" {
+				seen[t.Name] = i
+			}
+			p.add(Error, t.Path(), t.Name, "cannot decode tool: %v", err)
+			m.Tools = append(m.Tools, t)
+			continue
+		}
+		t.Index = i
+		t.Method = m.Implementation.Methods[t.Name]
+		if first, dup := seen[t.Name]; dup {
+			t.Broken = true
+			p.add(Error, t.Path()+".name", t.Name, "duplicate tool name %q (first declared at tools[%d]); not served", t.Name, first)
+		} else {
+			seen[t.Name] = i
+		}
+		p.lintTool(t)
+		if !t.Broken {
+			p.compileTool(t)
+		}
+		m.Tools = append(m.Tools, t)
+	}
+
+	// A method mapping with no tool is probably a typo in one of the names.
+	for _, name := range slices.Sorted(maps.Keys(m.Implementation.Methods)) {
+		if _, ok := seen[name]; !ok {
+			p.add(Warning, "implementation.methods."+name, "", "method mapping for %q, but no tool has that name", name)
+		}
+	}
+	return &m
+}
+
+// lintTool adds warnings about a tool that is served but could be better.
+func (p *parser) lintTool(t *Tool) {
+	if !t.Exposed() {
+		return
+	}
+	if t.Method == "" {
+		p.add(Warning, t.Path(), t.Name, "no method mapping in implementation.methods; not served")
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		p.add(Warning, t.Path()+".description", t.Name, "empty description: models choose tools by their descriptions")
+	}
+	if len(t.Description) > maxDescriptionLen {
+		p.add(Warning, t.Path()+".description", t.Name, "description is %d bytes; over %d it dominates the tool list a model reads", len(t.Description), maxDescriptionLen)
+	}
+	if n := len(t.InputSchema) + len(t.OutputSchema); n > maxSchemaLen {
+		p.add(Warning, t.Path(), t.Name, "schemas are %d bytes; over %d they dominate the tool list a model reads", n, maxSchemaLen)
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(t.InputSchema, &top) == nil {
+		for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
+			if _, ok := top[kw]; ok {
+				p.add(Warning, t.Path()+".inputSchema."+kw, t.Name, "top-level %s in inputSchema is rejected by some model APIs; move it into a property", kw)
+			}
+		}
+	}
+}
+
+// compileTool compiles the tool's schemas, marking it broken when one
+// does not compile.
+func (p *parser) compileTool(t *Tool) {
+	in, err := CompileSchema(p.file, t.Path()+".inputSchema", t.InputSchema)
+	if err != nil {
+		t.Broken = true
+		p.add(Error, t.Path()+".inputSchema", t.Name, "schema does not compile: %v", err)
+		return
+	}
+	t.Input = in
+	t.Trivial = isTrivialObjectSchema(t.InputSchema)
+	if len(t.OutputSchema) > 0 {
+		out, err := CompileSchema(p.file, t.Path()+".outputSchema", t.OutputSchema)
+		if err != nil {
+			t.Broken = true
+			p.add(Error, t.Path()+".outputSchema", t.Name, "schema does not compile: %v", err)
+			return
+		}
+		t.Output = out
+	}
+}
+
+// CompileSchema compiles one JSON Schema document (draft 2020-12 unless
+// its $schema says otherwise). References may only point inside the
+// document: nothing is loaded from the network or the file system. file
+// and path only name the schema in errors.
+func CompileSchema(file, path string, schema []byte) (*jsonschema.Schema, error) {
+	c := newCompiler()
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		abs = file
+	}
+	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String() + "." + path + ".json"
+	if err := c.AddResource(u, bytes.NewReader(schema)); err != nil {
+		return nil, cleanSchemaError(err, u)
+	}
+	s, err := c.Compile(u)
+	if err != nil {
+		return nil, cleanSchemaError(err, u)
+	}
+	return s, nil
+}
+
+// cleanSchemaError drops the library's prefixes and the synthetic URL so
+// the message reads well after file:path.
+func cleanSchemaError(err error, u string) error {
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		var parts []string
+		for _, v := range Violations(ve) {
+			loc := pointerToPath(v.Pointer)
+			if loc == "" {
+				parts = append(parts, v.Message)
+			} else {
+				parts = append(parts, loc+": "+v.Message)
+			}
+		}
+		return errors.New(strings.Join(parts, "; "))
+	}
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "jsonschema "+u+" compilation failed: ", "")
+	msg = strings.ReplaceAll(msg, "jsonschema: ", "")
+	msg = strings.ReplaceAll(msg, u, "schema")
+	return errors.New(msg)
+}
+
+// isTrivialObjectSchema reports whether a schema accepts every object, so
+// validating arguments against it can be skipped.
+func isTrivialObjectSchema(schema []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(schema, &m) != nil {
+		return false
+	}
+	for k, v := range m {
+		switch k {
+		case "type", "$schema", "title", "description", "$comment", "examples":
+		case "properties":
+			if string(bytes.TrimSpace(v)) != "{}" {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Violation is one reason a value failed a schema.
+type Violation struct {
+	// Pointer is the JSON pointer of the failing value ("" = the root).
+	Pointer string
+	// Message says why, e.g. "expected string, but got number".
+	Message string
+}
+
+// Path returns the failing value's location as a JSON path: "" for the
+// root, else e.g. "items[2].name".
+func (v Violation) Path() string { return pointerToPath(v.Pointer) }
+
+// Violations flattens a validation error into its leaf causes, the ones
+// that say what is actually wrong. Any other error becomes one violation
+// at the root.
+func Violations(err error) []Violation {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Message: err.Error()}}
+	}
+	var out []Violation
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, Violation{Pointer: e.InstanceLocation, Message: e.Message})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out
+}
+
+// decodeValue decodes JSON the way the schema library expects (numbers
+// as json.Number), rejecting trailing data.
+func decodeValue(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, &json.SyntaxError{Offset: d.InputOffset()}
+	}
+	return v, nil
+}
+
+// describeJSONError adds a line and column to JSON syntax errors.
+func describeJSONError(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := lineCol(data, se.Offset)
+		msg := se.Error()
+		if msg == "" {
+			msg = "unexpected data after the top-level value"
+		}
+		return fmt.Sprintf("line %d, column %d: %s", line, col, msg)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "the file is empty or ends too early"
+	}
+	return err.Error()
+}
+
+func lineCol(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
+	if col < 1 {
+		col = 1
+	}
+	return line, col
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	}
+	return "an object"
+}
+
+// explainToolViolation rewrites the format check's terse messages where
+// a manifest author needs to know the rule, not just the symptom.
+func explainToolViolation(v Violation) string {
+	for _, field := range []string{"/inputSchema", "/outputSchema"} {
+		if strings.HasSuffix(v.Pointer, field) && strings.Contains(v.Message, "'type'") ||
+			strings.HasSuffix(v.Pointer, field+"/type") {
+			return v.Message + `: the schema's root must have "type": "object"`
+		}
+		if strings.HasSuffix(v.Pointer, field) && strings.Contains(v.Message, "expected object") {
+			return v.Message + `: the schema must be a JSON object with "type": "object"`
+		}
+	}
+	return v.Message
+}
+
+// splitToolPointer recognises pointers into one tool: /tools/<i>[/...].
+func splitToolPointer(ptr string) (idx int, ok bool) {
+	s, found := strings.CutPrefix(ptr, "/tools/")
+	if !found {
+		return 0, false
+	}
+	num, _, _ := strings.Cut(s, "/")
+	i, err := strconv.Atoi(num)
+	if err != nil || i < 0 {
+		return 0, false
+	}
+	return i, true
+}
+
+// toolName returns tools[i].name from a decoded document, "" if absent.
+func toolName(doc any, i int) string {
+	m, _ := doc.(map[string]any)
+	tools, _ := m["tools"].([]any)
+	if i >= len(tools) {
+		return ""
+	}
+	t, _ := tools[i].(map[string]any)
+	name, _ := t["name"].(string)
+	return name
+}
