@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 )
 
 // JSON-RPC 2.0 and MCP error codes.
@@ -60,10 +62,10 @@ func WireError(err error) *Error {
 			return e
 		}
 		msg := err.Error()
-		// A wrapped sentinel reads "invalid params: unknown tool"; the code
-		// already says "invalid params", so keep the text after the prefix.
-		if rest, ok := bytes.CutPrefix([]byte(msg), []byte(e.Message+": ")); ok {
-			msg = string(rest)
+		// A wrapped sentinel reads "jsonrpc error -32602: invalid params:
+		// unknown tool"; the code says the rest, so keep the detail.
+		if rest, ok := strings.CutPrefix(msg, e.Error()+": "); ok {
+			msg = rest
 		}
 		return &Error{Code: e.Code, Message: msg, Data: e.Data}
 	}
@@ -123,8 +125,9 @@ func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err err
 		if errors.As(e, &syn) {
 			return req, false, nullID, fmt.Errorf("%w: %v", ErrParse, e)
 		}
-		// Valid JSON of the wrong shape (for example "id": {} or a bare number).
-		return req, false, nullID, fmt.Errorf("%w: %v", ErrInvalidRequest, e)
+		// Valid JSON of the wrong shape (for example a bare number, or
+		// "method": 3).
+		return req, false, nullID, fmt.Errorf("%w: %s", ErrInvalidRequest, describeDecodeError(e, "a message must be a JSON object"))
 	}
 	id := ID(m.ID)
 	if id != nil && !id.valid() {
@@ -156,6 +159,32 @@ func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err err
 		params = nil
 	}
 	return request{ID: id, Method: *m.Method, Params: params}, false, nil, nil
+}
+
+// describeDecodeError says what was wrong with valid JSON of the wrong
+// shape in the terms of the message, not of Go types.
+func describeDecodeError(err error, whole string) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return whole
+		}
+		want := "of another type"
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Bool:
+			want = "a boolean"
+		case reflect.Int, reflect.Int64, reflect.Float64:
+			want = "a number"
+		case reflect.Struct, reflect.Map, reflect.Pointer:
+			want = "an object"
+		case reflect.Slice:
+			want = "an array"
+		}
+		return fmt.Sprintf("%q must be %s, not %s", te.Field, want, te.Value)
+	}
+	return err.Error()
 }
 
 // appendResponse appends a success response line (without newline).

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -140,11 +141,28 @@ func NewToolSet(tools []Tool) *ToolSet {
 		if _, dup := ts.byName[t.Name]; dup {
 			continue
 		}
+		// Schemas come from files and may span lines; a message must not.
+		t.InputSchema = compact(t.InputSchema)
+		t.OutputSchema = compact(t.OutputSchema)
 		ts.byName[t.Name] = len(ts.tools)
 		ts.tools = append(ts.tools, t)
 	}
 	ts.generation = toolSetGeneration.Add(1)
 	return ts
+}
+
+// compact returns raw without insignificant white space. Invalid JSON
+// (which the manifest loader rejects before it gets here) becomes the
+// schema that accepts any object, so a message can never be corrupted.
+func compact(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return b.Bytes()
 }
 
 // Len returns the number of tools.

@@ -56,7 +56,7 @@ func (ss *session) requestContext(req request) (*reqContext, error) {
 	rc := &reqContext{}
 	if len(req.Params) > 0 {
 		if err := json.Unmarshal(req.Params, &rc.p); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidParams, req.Method, err)
+			return nil, fmt.Errorf("%w: %s: %s", ErrInvalidParams, req.Method, describeDecodeError(err, "params must be an object"))
 		}
 	}
 	if err := ss.chooseEra(req, rc); err != nil {
