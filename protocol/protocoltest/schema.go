@@ -48,9 +48,9 @@ var resultDefs = map[string]string{
 
 // notificationDefs names the definition of each notification the bridge sends.
 var notificationDefs = map[string]string{
-	"notifications/message":                   "LoggingMessageNotification",
-	"notifications/progress":                  "ProgressNotification",
-	"notifications/tools/list_changed":        "ToolListChangedNotification",
+	"notifications/message":                    "LoggingMessageNotification",
+	"notifications/progress":                   "ProgressNotification",
+	"notifications/tools/list_changed":         "ToolListChangedNotification",
 	"notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
 }
 
