@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -41,11 +42,16 @@ func ParseLogLevel(s string) (LogLevel, error) {
 	return 0, fmt.Errorf("%w: unknown log level %q (want one of debug, info, notice, warning, error, critical, alert, emergency)", ErrInvalidParams, s)
 }
 
-// log sends notifications/message to the client when it asked for this level.
+// sendLog sends notifications/message when the client enabled logging
+// (logging/setLevel) at level or a more verbose one.
 func (ss *session) sendLog(level LogLevel, logger string, data any) {
 	if int32(level) < ss.logLevel.Load() {
 		return
 	}
+	ss.writeLog(level, logger, data)
+}
+
+func (ss *session) writeLog(level LogLevel, logger string, data any) {
 	d, err := json.Marshal(data)
 	if err != nil {
 		d, _ = json.Marshal(fmt.Sprint(data))
@@ -60,4 +66,31 @@ func (ss *session) sendLog(level LogLevel, logger string, data any) {
 	params = append(params, d...)
 	params = append(params, '}')
 	ss.send(appendNotification(nil, "notifications/message", params))
+}
+
+type clientLogKey struct{}
+
+// requestLogger is what ClientLog finds in a request's context.
+type requestLogger struct {
+	ss *session
+	rc *reqContext
+}
+
+// ClientLog sends a log message about the request ctx belongs to, to the
+// client that sent it, when that client asked for messages of this level:
+// in the legacy era through logging/setLevel, in the modern era through
+// the request's own _meta logLevel (without it, nothing is sent). It does
+// nothing for a context that belongs to no request.
+func ClientLog(ctx context.Context, level LogLevel, logger string, data any) {
+	rl, _ := ctx.Value(clientLogKey{}).(*requestLogger)
+	if rl == nil {
+		return
+	}
+	if !rl.rc.modern {
+		rl.ss.sendLog(level, logger, data)
+		return
+	}
+	if rl.rc.logEnabled && level >= rl.rc.logLevel {
+		rl.ss.writeLog(level, logger, data)
+	}
 }

@@ -250,9 +250,6 @@ func (r *CallToolResult) appendJSON(buf []byte, s shape) []byte {
 	if r.IsError {
 		buf = append(buf, `,"isError":true`...)
 	}
-	if s&shapeModern != 0 {
-		buf = append(buf, `,"resultType":"complete"`...)
-	}
 	return append(buf, '}')
 }
 

@@ -48,6 +48,9 @@ type reqContext struct {
 	version string // protocol version in force for this request
 	shape   shape
 	modern  bool
+	// logLevel is the modern per-request minimum log level, when logEnabled.
+	logLevel   LogLevel
+	logEnabled bool
 }
 
 // requestContext decodes the params and decides the protocol version in
@@ -90,7 +93,11 @@ func (ss *session) handleRequest(rc *reqContext, req request) ([]byte, error) {
 			uri = *rc.p.URI
 		}
 		data, _ := json.Marshal(map[string]string{"uri": uri})
-		return nil, &Error{Code: CodeResourceNotFound, Message: "resource not found: this server offers no resources", Data: data}
+		code := int64(CodeResourceNotFound)
+		if rc.modern {
+			code = CodeInvalidParams // 2026-07-28 retired -32002
+		}
+		return nil, &Error{Code: code, Message: "resource not found: this server offers no resources", Data: data}
 	case "prompts/get":
 		name := ""
 		if rc.p.Name != nil {
@@ -120,26 +127,19 @@ func (ss *session) handleNotification(req request) {
 }
 
 func (ss *session) emptyResult(rc *reqContext) []byte {
-	if rc.modern {
-		return []byte(`{"resultType":"complete"}`)
+	if !rc.modern {
+		return []byte(`{}`)
 	}
-	return []byte(`{}`)
+	tail := ss.appendModernTail(nil, rc) // starts with a comma
+	return append(append([]byte{'{'}, tail[1:]...), '}')
 }
 
 func (ss *session) emptyList(rc *reqContext, field string) []byte {
 	buf := []byte(`{"`)
 	buf = append(buf, field...)
 	buf = append(buf, `":[]`...)
-	buf = appendModernList(buf, rc)
+	buf = ss.appendModernList(buf, rc)
 	return append(buf, '}')
-}
-
-// appendModernList appends the fields a modern list result must carry.
-func appendModernList(buf []byte, rc *reqContext) []byte {
-	if !rc.modern {
-		return buf
-	}
-	return append(buf, `,"resultType":"complete","ttlMs":`+listTTL+`,"cacheScope":"private"`...)
 }
 
 func (ss *session) initialize(rc *reqContext) ([]byte, error) {
@@ -147,6 +147,14 @@ func (ss *session) initialize(rc *reqContext) ([]byte, error) {
 		return nil, fmt.Errorf(`%w: initialize: "protocolVersion" is required`, ErrInvalidParams)
 	}
 	requested := *rc.p.ProtocolVersion
+	if ss.modernSeen.Load() {
+		// The client already speaks the modern protocol here; initialize
+		// is not part of it. Name the versions, as the spec asks, since a
+		// confused client may show only this message.
+		data, _ := json.Marshal(map[string][]string{"supported": supportedVersions()})
+		return nil, &Error{Code: CodeMethodNotFound, Data: data,
+			Message: "initialize is not part of protocol " + ModernVersion + ", which this client already uses here; send requests with _meta instead"}
+	}
 	v := requested
 	if !isLegacyVersion(v) {
 		v = LatestLegacyVersion
@@ -228,7 +236,7 @@ func (ss *session) listTools(rc *reqContext) ([]byte, error) {
 		buf = append(buf, `,"nextCursor":`...)
 		buf = appendString(buf, encodeCursor(end))
 	}
-	buf = appendModernList(buf, rc)
+	buf = ss.appendModernList(buf, rc)
 	return append(buf, '}'), nil
 }
 
@@ -271,7 +279,9 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([
 		return nil, err
 	}
 	ss.log.Debug().Str("tool", *rc.p.Name).Dur("dur", time.Since(start)).Bool("is_error", res.IsError).Msg("tool call")
-	return res.appendJSON(nil, rc.shape), nil
+	buf := res.appendJSON(nil, rc.shape)
+	buf = ss.appendModernTail(buf[:len(buf)-1], rc)
+	return append(buf, '}'), nil
 }
 
 // heartbeat sends notifications/progress every ProgressInterval until

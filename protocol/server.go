@@ -150,7 +150,8 @@ type session struct {
 	calls    sync.WaitGroup
 	inflight map[string]*inflightCall
 
-	version  atomic.Pointer[string] // negotiated legacy version; nil before initialize
+	version    atomic.Pointer[string] // negotiated legacy version; nil before initialize
+	modernSeen atomic.Bool            // a modern (2026-07-28) request was served
 	logLevel atomic.Int32           // minimum level sent to the client; logOff when disabled
 
 	subs subscriptions
@@ -201,6 +202,9 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 	ss.mu.Lock()
 	ss.stopping = true
 	ss.mu.Unlock()
+	// Listen streams never end by themselves: end them now, so that
+	// their final results are written with the other responses.
+	ss.subs.closeAll()
 
 	// Wait for the calls in flight: without limit after EOF (each call is
 	// bounded by its own timeout), within the grace period on shutdown.
@@ -228,7 +232,6 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 		}
 	}
 	ss.cancelCall()
-	ss.subs.closeAll()
 
 	close(ss.quit)
 	if shutdown {
@@ -520,6 +523,7 @@ func (ss *session) startCall(req request, rc *reqContext, respond func([]byte)) 
 		return
 	}
 	ctx, cancel := context.WithCancel(ss.callCtx)
+	ctx = context.WithValue(ctx, clientLogKey{}, &requestLogger{ss: ss, rc: rc})
 	call := &inflightCall{cancel: cancel}
 	key := req.ID.key()
 	if _, dup := ss.inflight[key]; dup {
