@@ -152,7 +152,7 @@ type session struct {
 
 	version    atomic.Pointer[string] // negotiated legacy version; nil before initialize
 	modernSeen atomic.Bool            // a modern (2026-07-28) request was served
-	logLevel atomic.Int32           // minimum level sent to the client; logOff when disabled
+	logLevel   atomic.Int32           // minimum level sent to the client; logOff when disabled
 
 	subs subscriptions
 }
