@@ -1,0 +1,482 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const window = 64 // requests in flight in pipelined measurements
+
+type bench struct {
+	bridge, work, manifests string
+	n, pipelined, tools     int
+}
+
+// stats summarises one measurement.
+type stats struct {
+	Name      string  `json:"name"`
+	Calls     int     `json:"calls"`
+	Errors    int     `json:"errors"`
+	P50us     float64 `json:"p50_us"`
+	P99us     float64 `json:"p99_us"`
+	PerSecond float64 `json:"per_second,omitempty"`
+	CPUusCall float64 `json:"cpu_us_per_call,omitempty"`
+	MaxRSSMiB float64 `json:"max_rss_mib,omitempty"`
+}
+
+// results pairs each bridge measurement with its direct-socket baseline.
+type results struct {
+	Rows  []row `json:"rows"`
+	Tools int   `json:"tools"`
+}
+
+type row struct {
+	Direct *stats `json:"direct,omitempty"`
+	Bridge stats  `json:"bridge"`
+}
+
+func summarise(name string, lat []time.Duration, errs int, wall time.Duration) stats {
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))].Nanoseconds()) / 1e3
+	}
+	s := stats{Name: name, Calls: len(lat), Errors: errs, P50us: pct(0.50), P99us: pct(0.99)}
+	if wall > 0 {
+		s.PerSecond = float64(len(lat)) / wall.Seconds()
+	}
+	return s
+}
+
+func (b *bench) runAll() (*results, error) {
+	res := &results{Tools: b.tools}
+	small := `{"data":"` + strings.Repeat("a", 100-11) + `"}`
+	large := `{"data":"` + strings.Repeat("b", 64<<10-11) + `"}`
+
+	for _, concurrent := range []bool{true, false} {
+		mode := "sequential backend"
+		if concurrent {
+			mode = "concurrent backend"
+		}
+		sock := filepath.Join(b.work, fmt.Sprintf("b%v.sock", concurrent))
+		be, err := startBackend(sock, concurrent)
+		if err != nil {
+			return nil, err
+		}
+		if concurrent {
+			for _, p := range []struct{ name, args string }{{"sequential call, 100 B", small}, {"sequential call, 64 KiB", large}} {
+				d, err := directSequential(sock, p.args, b.n)
+				if err != nil {
+					return nil, err
+				}
+				br, err := b.bridgeRun(sock, func(c *client) (stats, error) { return c.sequential(p.args, b.n) })
+				if err != nil {
+					return nil, err
+				}
+				d.Name, br.Name = p.name, p.name
+				res.Rows = append(res.Rows, row{Direct: &d, Bridge: br})
+			}
+		}
+		name := "pipelined ×64, " + mode
+		conns := 1
+		if !concurrent {
+			conns = 16 // the bridge's default pool size
+		}
+		d, err := directPipelined(sock, small, b.pipelined, conns)
+		if err != nil {
+			return nil, err
+		}
+		br, err := b.bridgeRun(sock, func(c *client) (stats, error) { return c.pipelinedCalls(small, b.pipelined) })
+		if err != nil {
+			return nil, err
+		}
+		d.Name, br.Name = name, name
+		res.Rows = append(res.Rows, row{Direct: &d, Bridge: br})
+		be.close()
+	}
+
+	sock := filepath.Join(b.work, "list.sock")
+	be, err := startBackend(sock, true)
+	if err != nil {
+		return nil, err
+	}
+	defer be.close()
+	list, err := b.bridgeRun(sock, func(c *client) (stats, error) { return c.toolsList(200, b.tools+1) })
+	if err != nil {
+		return nil, err
+	}
+	list.Name = fmt.Sprintf("tools/list, %d tools", b.tools+1)
+	res.Rows = append(res.Rows, row{Bridge: list})
+	start, err := b.startup(sock, 15)
+	if err != nil {
+		return nil, err
+	}
+	start.Name = fmt.Sprintf("start to initialize response, %d tools", b.tools+1)
+	res.Rows = append(res.Rows, row{Bridge: start})
+	return res, nil
+}
+
+// bridgeRun starts a bridge, runs measure with a client of it, stops it
+// and adds its CPU time per call and peak RSS.
+func (b *bench) bridgeRun(sock string, measure func(*client) (stats, error)) (stats, error) {
+	c, err := startClient(b.bridge, sock, b.manifests)
+	if err != nil {
+		return stats{}, err
+	}
+	if _, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`); err != nil {
+		return stats{}, err
+	}
+	before, _ := cpuTime(c.cmd.Process.Pid)
+	s, err := measure(c)
+	after, _ := cpuTime(c.cmd.Process.Pid)
+	usage, cerr := c.close()
+	if err == nil {
+		err = cerr
+	}
+	if s.Calls > 0 && after > before {
+		s.CPUusCall = float64((after - before).Microseconds()) / float64(s.Calls)
+	}
+	if usage != nil {
+		s.MaxRSSMiB = float64(usage.Maxrss) / 1024
+	}
+	return s, err
+}
+
+// cpuTime reads a process's user+system time from /proc (Linux).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100, nil // USER_HZ is 100 on Linux
+}
+
+func (b *bench) startup(sock string, runs int) (stats, error) {
+	var lat []time.Duration
+	for range runs {
+		t0 := time.Now()
+		c, err := startClient(b.bridge, sock, b.manifests)
+		if err != nil {
+			return stats{}, err
+		}
+		resp, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+		lat = append(lat, time.Since(t0))
+		if err == nil && !bytes.Contains(resp, []byte(`"protocolVersion":"2025-11-25"`)) {
+			err = fmt.Errorf("bad initialize response %s", resp)
+		}
+		c.close()
+		if err != nil {
+			return stats{}, err
+		}
+	}
+	return summarise("", lat, 0, 0), nil
+}
+
+// client talks to one bridge process over its stdin and stdout.
+type client struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	mu     sync.Mutex
+	nextID int
+	wait   map[int]chan []byte
+	done   chan struct{}
+	w      *bufio.Writer
+}
+
+func startClient(bridge, sock, manifests string) (*client, error) {
+	cmd := exec.Command(bridge, "--socket", sock, "--manifests", manifests, "--log-level", "error")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &client{cmd: cmd, stdin: stdin, wait: map[int]chan []byte{}, done: make(chan struct{}), w: bufio.NewWriterSize(stdin, 256<<10), nextID: 1}
+	// The reader runs until the bridge closes stdout.
+	go func() {
+		defer close(c.done)
+		r := bufio.NewReaderSize(stdout, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var env struct {
+				ID *int `json:"id"`
+			}
+			if json.Unmarshal(line, &env) != nil || env.ID == nil {
+				continue // a notification
+			}
+			c.mu.Lock()
+			ch := c.wait[*env.ID]
+			delete(c.wait, *env.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- line
+			}
+		}
+	}()
+	return c, nil
+}
+
+// send writes one request; it is answered on the returned channel.
+func (c *client) send(request func(id int) string, flush bool) (chan []byte, error) {
+	c.mu.Lock()
+	id := c.nextID
+	c.nextID++
+	ch := make(chan []byte, 1)
+	c.wait[id] = ch
+	c.mu.Unlock()
+	c.w.WriteString(request(id))
+	c.w.WriteByte('\n')
+	if flush {
+		return ch, c.w.Flush()
+	}
+	return ch, nil
+}
+
+func (c *client) await(ch chan []byte) ([]byte, error) {
+	select {
+	case line := <-ch:
+		return line, nil
+	case <-c.done:
+		return nil, errors.New("the bridge exited")
+	case <-time.After(30 * time.Second):
+		return nil, errors.New("no response within 30s")
+	}
+}
+
+func (c *client) roundTrip(line string) ([]byte, error) {
+	var req map[string]any
+	json.Unmarshal([]byte(line), &req)
+	ch, err := c.send(func(id int) string {
+		req["id"] = id
+		b, _ := json.Marshal(req)
+		return string(b)
+	}, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.await(ch)
+}
+
+func callLine(args string) func(int) string {
+	return func(id int) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"tairseach_bench_echo","arguments":` + args + `}}`
+	}
+}
+
+// verifyCall checks a tools/call response: no error, the payload echoed.
+func verifyCall(resp []byte, args string) bool {
+	return !bytes.Contains(resp, []byte(`"isError":true`)) && !bytes.Contains(resp, []byte(`"error":{`)) &&
+		bytes.Contains(resp, []byte(`"structuredContent":{"echo":`+args+`}`))
+}
+
+func (c *client) sequential(args string, n int) (stats, error) {
+	lat := make([]time.Duration, 0, n)
+	errs := 0
+	for range n {
+		t0 := time.Now()
+		ch, err := c.send(callLine(args), true)
+		if err != nil {
+			return stats{}, err
+		}
+		resp, err := c.await(ch)
+		if err != nil {
+			return stats{}, err
+		}
+		lat = append(lat, time.Since(t0))
+		if !verifyCall(resp, args) {
+			errs++
+		}
+	}
+	return summarise("", lat, errs, 0), nil
+}
+
+func (c *client) pipelinedCalls(args string, n int) (stats, error) {
+	lat := make([]time.Duration, n)
+	var errs int
+	var mu sync.Mutex
+	sem := make(chan struct{}, window)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range n {
+		sem <- struct{}{}
+		start := time.Now()
+		ch, err := c.send(callLine(args), len(sem) == window || i == n-1)
+		if err != nil {
+			return stats{}, err
+		}
+		wg.Add(1)
+		// Each waiter ends when its response arrives or the bridge exits.
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			resp, err := c.await(ch)
+			mu.Lock()
+			defer mu.Unlock()
+			lat[i] = time.Since(start)
+			if err != nil || !verifyCall(resp, args) {
+				errs++
+			}
+		}()
+		if len(sem) == window {
+			c.w.Flush()
+		}
+	}
+	c.w.Flush()
+	wg.Wait()
+	return summarise("", lat, errs, time.Since(t0)), nil
+}
+
+func (c *client) toolsList(n, wantTools int) (stats, error) {
+	lat := make([]time.Duration, 0, n)
+	errs := 0
+	for range n {
+		t0 := time.Now()
+		ch, err := c.send(func(id int) string {
+			return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`
+		}, true)
+		if err != nil {
+			return stats{}, err
+		}
+		resp, err := c.await(ch)
+		if err != nil {
+			return stats{}, err
+		}
+		lat = append(lat, time.Since(t0))
+		if bytes.Count(resp, []byte(`"inputSchema"`)) != wantTools {
+			errs++
+		}
+	}
+	return summarise("", lat, errs, 0), nil
+}
+
+func (c *client) close() (*syscall.Rusage, error) {
+	c.w.Flush()
+	c.stdin.Close()
+	err := c.cmd.Wait()
+	<-c.done
+	if c.cmd.ProcessState == nil {
+		return nil, err
+	}
+	ru, _ := c.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return ru, err
+}
+
+// directSequential calls the backend itself, one call at a time.
+func directSequential(sock, params string, n int) (stats, error) {
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		return stats{}, err
+	}
+	defer conn.Close()
+	r := bufio.NewReaderSize(conn, 1<<20)
+	lat := make([]time.Duration, 0, n)
+	errs := 0
+	for i := range n {
+		t0 := time.Now()
+		if _, err := io.WriteString(conn, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"echo","params":`+params+"}\n"); err != nil {
+			return stats{}, err
+		}
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return stats{}, err
+		}
+		lat = append(lat, time.Since(t0))
+		if !bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,`)) {
+			errs++
+		}
+	}
+	return summarise("", lat, errs, 0), nil
+}
+
+// directPipelined keeps 64 calls in flight over conns connections.
+func directPipelined(sock, params string, n, conns int) (stats, error) {
+	per := window / conns
+	lat := make([]time.Duration, 0, n)
+	var mu sync.Mutex
+	errs := 0
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	var firstErr error
+	for k := range conns {
+		count := n / conns
+		if k == 0 {
+			count += n % conns
+		}
+		wg.Add(1)
+		// One goroutine per connection: it sends up to per requests ahead.
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("unix", sock)
+			if err != nil {
+				mu.Lock()
+				firstErr = err
+				mu.Unlock()
+				return
+			}
+			defer conn.Close()
+			r := bufio.NewReaderSize(conn, 1<<20)
+			w := bufio.NewWriter(conn)
+			starts := make(map[int]time.Time, per)
+			sent, got := 0, 0
+			for got < count {
+				for sent < count && sent-got < per {
+					starts[sent] = time.Now()
+					w.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(sent) + `,"method":"echo","params":` + params + "}\n")
+					sent++
+				}
+				w.Flush()
+				line, err := r.ReadBytes('\n')
+				if err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				var env struct{ ID int }
+				json.Unmarshal(line, &env)
+				mu.Lock()
+				if st, ok := starts[env.ID]; ok {
+					lat = append(lat, time.Since(st))
+					delete(starts, env.ID)
+				} else {
+					errs++
+				}
+				mu.Unlock()
+				got++
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return stats{}, firstErr
+	}
+	return summarise("", lat, errs, time.Since(t0)), nil
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# demo.sh: build the bridge and the example backend, start the backend on a
+# temporary socket, run the bridge over the example manifests, pipe it a
+# short hand-written MCP session, and show the responses. Everything it
+# starts is stopped, and everything it creates removed, when it exits.
+#
+#   scripts/demo.sh           show the session
+#   scripts/demo.sh --check   also verify every response (used by the tests)
+set -euo pipefail
+
+check=false
+[[ "${1:-}" == "--check" ]] && check=true
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/tsdemo.XXXXXX")"
+backend_pid=""
+cleanup() {
+	if [[ -n "$backend_pid" ]] && kill -0 "$backend_pid" 2>/dev/null; then
+		kill "$backend_pid" 2>/dev/null || true
+		wait "$backend_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+say() { printf '\033[1m%s\033[0m\n' "$*" >&2; }
+
+say "building tairseach-mcp and tairseach-example-backend"
+(cd "$root" && go build -o "$work/bin/" ./cmd/tairseach-mcp ./cmd/tairseach-example-backend)
+
+sock="$work/backend.sock"
+mkdir -p "$work/data" "$work/shared"
+printf 'hello from the demo\n' >"$work/shared/readme.txt"
+mkdir -p "$work/shared/photos"
+
+say "starting the example backend on $sock"
+"$work/bin/tairseach-example-backend" -socket "$sock" -data "$work/data" -files-root "$work/shared" \
+	2>"$work/backend.log" &
+backend_pid=$!
+for _ in $(seq 1 100); do
+	[[ -S "$sock" ]] && break
+	kill -0 "$backend_pid" 2>/dev/null || { cat "$work/backend.log" >&2; exit 1; }
+	sleep 0.05
+done
+[[ -S "$sock" ]] || { say "the backend did not start"; cat "$work/backend.log" >&2; exit 1; }
+
+session=(
+	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}'
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+	'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":"groceries","body":"oat milk, bread"}}}'
+	'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"tairseach_files_list","arguments":{"path":"."}}}'
+	'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tairseach_secrets_read","arguments":{"name":"api-key"}}}'
+	'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":42}}}'
+)
+
+say "running: tairseach-mcp --socket $sock --manifests manifests-example"
+printf '%s\n' "${session[@]}" |
+	"$work/bin/tairseach-mcp" --socket "$sock" --manifests "$root/manifests-example" --log-level warn \
+		>"$work/out.jsonl" 2>"$work/bridge.log"
+
+pretty() {
+	if command -v jq >/dev/null; then jq .
+	elif command -v python3 >/dev/null; then python3 -m json.tool
+	else cat; fi
+}
+
+# Calls run concurrently, so responses may come in any order: show them by id.
+for id in 1 2 3 4 5 6; do
+	for req in "${session[@]}"; do
+		[[ "$req" == *"\"id\":$id,"* ]] && say "→ $req"
+	done
+	grep "\"id\":$id," "$work/out.jsonl" | pretty || true
+done
+
+if [[ -s "$work/bridge.log" ]]; then
+	say "bridge stderr:"
+	cat "$work/bridge.log" >&2
+fi
+
+if $check; then
+	fail=0
+	expect() { # expect ID PATTERN DESCRIPTION
+		if ! grep -q "\"id\":$1,.*$2" "$work/out.jsonl"; then
+			say "FAIL: response $1: $3"
+			fail=1
+		fi
+	}
+	[[ $(wc -l <"$work/out.jsonl") -eq 6 ]] || { say "FAIL: want 6 responses, got $(wc -l <"$work/out.jsonl")"; fail=1; }
+	expect 1 '"protocolVersion":"2025-11-25"' "initialize negotiates 2025-11-25"
+	expect 2 '"name":"tairseach_notes_create"' "tools/list lists the notes tools"
+	expect 3 '"structuredContent":{"id":' "a note is created"
+	expect 4 'readme.txt' "files.list lists the shared folder"
+	expect 5 '"isError":true' "secrets.read fails"
+	expect 5 'error -32011' "with the backend's permission error"
+	expect 6 'Invalid arguments' "bad arguments never reach the backend"
+	if grep -q '"method":"notes.create"' "$work/backend.log" && [[ $(grep -c '"method":"notes.create"' "$work/backend.log") -gt 1 ]]; then
+		say "FAIL: the invalid call reached the backend"; fail=1
+	fi
+	[[ $fail -eq 0 ]] && say "demo check passed"
+	exit $fail
+fi
