@@ -78,18 +78,29 @@ type ID []byte
 
 var nullID = ID("null")
 
-// valid reports whether id is a JSON string or number, the only kinds MCP allows.
+// valid reports whether id is a JSON string or integer, the only kinds
+// MCP allows (a fraction or exponent is refused: no client could match it
+// reliably against its own id).
 func (id ID) valid() bool {
 	if len(id) == 0 {
 		return false
 	}
-	switch c := id[0]; {
-	case c == '"':
-		return true
-	case c == '-' || (c >= '0' && c <= '9'):
+	if id[0] == '"' {
 		return true
 	}
-	return false
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || digits[0] == '0' && len(digits) > 1 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // key returns a map key that identifies the id (ids are compared as sent).
@@ -132,7 +143,7 @@ func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err err
 	id := ID(m.ID)
 	if id != nil && !id.valid() {
 		// An id of null, an object, a bool: there is no id to answer with.
-		return req, false, nullID, fmt.Errorf("%w: id must be a string or a number", ErrInvalidRequest)
+		return req, false, nullID, fmt.Errorf("%w: id must be a string or an integer", ErrInvalidRequest)
 	}
 	errID = id
 	if errID == nil {

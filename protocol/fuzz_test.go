@@ -1,0 +1,67 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// FuzzServe feeds arbitrary input to a whole session: the server must
+// never panic or hang, every line it writes must be one JSON object (or a
+// batch array), and it must answer no more requests than it was sent lines.
+func FuzzServe(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n" + `[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t_plain","arguments":{"a":[1,{"b":null}]}}}]`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{"cursor":"bzE"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t_echo","arguments":{"x":"\ud800"},"_meta":{"progressToken":1}}}`,
+		"\xff\xfe{\"jsonrpc\":\"2.0\"}\n\n[]\n[1]\n{}",
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, input []byte) {
+		srv := newTestServer(nil)
+		srv.MaxMessageSize = 4096
+		var out bytes.Buffer
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background(), bytes.NewReader(input), &out) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Serve did not return at EOF")
+		}
+		lines := bytes.Count(input, []byte{'\n'}) + 1
+		sc := bufio.NewScanner(&out)
+		sc.Buffer(nil, 1<<20)
+		responses := 0
+		for sc.Scan() {
+			var v any
+			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+				t.Fatalf("invalid JSON written: %q", sc.Bytes())
+			}
+			switch m := v.(type) {
+			case map[string]any:
+				if _, ok := m["id"]; ok {
+					responses++
+				}
+			case []any:
+				responses++
+			default:
+				t.Fatalf("neither object nor array written: %q", sc.Bytes())
+			}
+		}
+		if responses > lines {
+			t.Fatalf("%d responses to %d lines", responses, lines)
+		}
+	})
+}
