@@ -40,6 +40,11 @@ func Files(dirs ...string) ([]string, []Problem) {
 				}
 				return nil
 			}
+			if d.IsDir() || IsManifestName(path) {
+				if p, ok := worldWritable(path, d); ok {
+					problems = append(problems, p)
+				}
+			}
 			if !d.IsDir() && IsManifestName(path) && !seen[path] {
 				seen[path] = true
 				found = append(found, path)
@@ -53,6 +58,21 @@ func Files(dirs ...string) ([]string, []Problem) {
 		files = append(files, found...)
 	}
 	return files, problems
+}
+
+// worldWritable warns about a folder or manifest that other users can
+// change: whoever can write a manifest decides what tools a model is
+// offered and which backend methods they call.
+func worldWritable(path string, d fs.DirEntry) (Problem, bool) {
+	fi, err := d.Info()
+	if err != nil || fi.Mode().Perm()&0o002 == 0 {
+		return Problem{}, false
+	}
+	if d.IsDir() && fi.Mode()&fs.ModeSticky != 0 {
+		return Problem{}, false // like /tmp: others cannot replace what is yours
+	}
+	return Problem{File: path, Severity: Warning,
+		Message: fmt.Sprintf("writable by every user (mode %v): anyone on this machine can change the tools served; chmod o-w", fi.Mode().Perm())}, true
 }
 
 // IsManifestName reports whether a path names a manifest file: *.json,

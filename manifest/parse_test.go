@@ -288,3 +288,21 @@ func joinProblems(ps []Problem) string {
 	}
 	return b.String()
 }
+
+func TestWorldWritableManifestsAreReported(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "m.json")
+	if err := os.WriteFile(p, []byte(goodManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	ms, problems := Load(dir)
+	if len(ms) != 1 {
+		t.Fatalf("a world-writable manifest must still be served")
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].String(), "m.json: warning: writable by every user (mode -rw-rw-rw-)") {
+		t.Errorf("problems = %v", problems)
+	}
+}
