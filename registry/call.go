@@ -1,0 +1,214 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/socketclient"
+)
+
+// Outcomes of a call, as logged in the outcome field.
+const (
+	outcomeOK               = "ok"
+	outcomeInvalidArguments = "invalid_arguments"
+	outcomeBackendError     = "backend_error"
+	outcomeUnavailable      = "unavailable"
+	outcomeTimeout          = "timeout"
+	outcomeCancelled        = "cancelled"
+	outcomeBadReply         = "bad_reply"
+	outcomeContractBroken   = "contract_broken"
+	outcomeFailed           = "failed"
+)
+
+// maxReportedViolations bounds the argument problems listed to a model.
+const maxReportedViolations = 20
+
+// CallTool runs a tool: it looks the name up in the current snapshot,
+// checks the arguments against the tool's inputSchema, calls the backend
+// method the manifest names with the arguments unchanged, and maps the
+// outcome to a result. Only an unknown tool is an error (wrapping
+// protocol.ErrInvalidParams); everything that goes wrong while running the
+// tool is a result with IsError set and a message a model can act on.
+// The call finishes against the snapshot it started with, whatever
+// reloads happen meanwhile.
+func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	e, ok := r.snap.Load().Lookup(req.Name)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
+	}
+	return r.call(ctx, e, req.Arguments), nil
+}
+
+func (r *Registry) call(ctx context.Context, e *Entry, args json.RawMessage) *protocol.CallToolResult {
+	start := time.Now()
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		args = json.RawMessage("{}")
+	}
+	res, outcome := r.run(ctx, e, args)
+	ev := r.log.Debug()
+	if res.IsError {
+		ev = r.log.Info()
+	}
+	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", outcome).Msg("tool call")
+	return res
+}
+
+func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*protocol.CallToolResult, string) {
+	if !e.Tool.Trivial {
+		if msg := checkArguments(e, args); msg != "" {
+			return protocol.TextResult(msg, true), outcomeInvalidArguments
+		}
+	}
+	if r.opts.Backend == nil {
+		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
+	}
+	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	r.log.Trace().Str("tool", e.Name).RawJSON("arguments", args).Msg("backend request")
+	result, err := r.opts.Backend.Call(callCtx, e.Method, args)
+	if err != nil {
+		return r.failure(ctx, e, err)
+	}
+	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
+	return r.success(e, result)
+}
+
+// checkArguments validates args against the tool's input schema and
+// returns a message naming every failing path, or "" when they conform.
+func checkArguments(e *Entry, args json.RawMessage) string {
+	v, err := decodeJSON(args)
+	if err != nil {
+		return fmt.Sprintf("Invalid arguments for %s: not valid JSON (%v). Nothing was sent to the backend.", e.Name, err)
+	}
+	if err := e.Tool.Input.Validate(v); err != nil {
+		return fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
+			e.Name, describeViolations(manifest.Violations(err), "arguments"))
+	}
+	return ""
+}
+
+func describeViolations(vs []manifest.Violation, root string) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i == maxReportedViolations {
+			fmt.Fprintf(&b, "- … and %d more\n", len(vs)-i)
+			break
+		}
+		path := v.Path()
+		if path == "" {
+			path = root
+		} else {
+			path = root + pathJoiner(path) + path
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", path, v.Message)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func pathJoiner(path string) string {
+	if strings.HasPrefix(path, "[") {
+		return ""
+	}
+	return "."
+}
+
+// success maps a backend result: the JSON as text, plus structured
+// content when it is an object, checked against the outputSchema when
+// the tool declares one.
+func (r *Registry) success(e *Entry, result json.RawMessage) (*protocol.CallToolResult, string) {
+	isObject := len(result) > 0 && firstByte(result) == '{'
+	if e.Tool.Output != nil {
+		v, err := decodeJSON(result)
+		if err == nil {
+			err = e.Tool.Output.Validate(v)
+		}
+		if err != nil {
+			detail := describeViolations(manifest.Violations(err), "result")
+			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Str("violations", detail).Msg("backend result does not match outputSchema")
+			r.report(zerolog.WarnLevel, fmt.Sprintf("backend result of %s does not match the tool's outputSchema:\n%s", e.Method, detail))
+			return protocol.TextResult(fmt.Sprintf("The backend broke its contract: its result for %s does not match the tool's outputSchema, so it is not passed on as valid.\n%s",
+				e.Name, detail), true), outcomeContractBroken
+		}
+	}
+	res := &protocol.CallToolResult{Content: []protocol.Content{{Type: "text", Text: string(result)}}}
+	if isObject {
+		res.StructuredContent = result
+	}
+	return res, outcomeOK
+}
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// failure maps a backend failure to a result a model can act on.
+func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.CallToolResult, string) {
+	addr := r.opts.BackendAddr
+	var rpcErr *socketclient.RPCError
+	switch {
+	case errors.As(err, &rpcErr):
+		msg := fmt.Sprintf("The backend returned error %d for %s: %s", rpcErr.Code, e.Method, rpcErr.Message)
+		if d := bytes.TrimSpace(rpcErr.Data); len(d) > 0 && string(d) != "null" {
+			if len(d) > 2048 {
+				d = append(d[:2048:2048], "…"...)
+			}
+			msg += "\nDetails: " + string(d)
+		}
+		return protocol.TextResult(msg, true), outcomeBackendError
+	case ctx.Err() != nil:
+		// The client cancelled the request; no one will read this.
+		return protocol.TextResult("The call was cancelled.", true), outcomeCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Dur("timeout", r.opts.CallTimeout).Msg("backend call timed out")
+		r.report(zerolog.WarnLevel, fmt.Sprintf("backend call %s timed out after %s", e.Method, r.opts.CallTimeout))
+		return protocol.TextResult(fmt.Sprintf("The backend did not answer %s within %s; it may be busy or hung. The operation may still complete. Try again later, or check the backend at %s.",
+			e.Method, r.opts.CallTimeout, addr), true), outcomeTimeout
+	case errors.Is(err, socketclient.ErrUnavailable):
+		r.log.Warn().Err(err).Str("tool", e.Name).Str("socket", addr).Msg("backend unavailable")
+		r.report(zerolog.WarnLevel, "backend unavailable: "+err.Error())
+		return protocol.TextResult(fmt.Sprintf("The Tairseach backend is not reachable (%v). Is the backend running at %s? Start it (or fix --socket), then call the tool again.",
+			err, addr), true), outcomeUnavailable
+	case errors.Is(err, socketclient.ErrBadReply):
+		r.log.Warn().Err(err).Str("tool", e.Name).Str("backend_method", e.Method).Msg("bad backend reply")
+		r.report(zerolog.WarnLevel, "bad backend reply: "+err.Error())
+		return protocol.TextResult(fmt.Sprintf("The backend sent an invalid reply to %s (%v); the operation may or may not have taken effect. Check the backend's logs.",
+			e.Method, err), true), outcomeBadReply
+	default:
+		r.log.Warn().Err(err).Str("tool", e.Name).Str("backend_method", e.Method).Msg("backend call failed")
+		return protocol.TextResult(fmt.Sprintf("Calling the backend for %s failed: %v", e.Method, err), true), outcomeFailed
+	}
+}
+
+func (r *Registry) report(level zerolog.Level, msg string) {
+	if r.opts.Report != nil {
+		r.opts.Report(level, msg)
+	}
+}
+
+// decodeJSON decodes a value the way the schema library expects (numbers
+// as json.Number).
+func decodeJSON(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

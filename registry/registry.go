@@ -1,0 +1,225 @@
+// Package registry holds the table of tools the bridge serves: immutable
+// snapshots built from manifest files (client name → manifest tool,
+// backend method, compiled schemas), swapped atomically when the files
+// change. It validates arguments, calls the backend and maps every outcome
+// to a tool result. It knows nothing of stdio or framing.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol"
+)
+
+// DefaultCallTimeout bounds one backend call: below the 60 s after which
+// Claude Desktop gives up on a request, so the model gets our explanation
+// rather than a bare timeout.
+const DefaultCallTimeout = 50 * time.Second
+
+// Caller is what the registry needs from a backend: one JSON-RPC call.
+// socketclient.Client implements it. Errors are classified with the
+// socketclient error values (RPCError, ErrUnavailable, ErrBadReply).
+type Caller interface {
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// Options configures a Registry. The zero value of each field means its default.
+type Options struct {
+	// Dirs are the manifest folders, read recursively.
+	Dirs []string
+	// Prefix is prepended to client names as <prefix>_<name>; "" adds none.
+	Prefix string
+	// Backend runs the tools. Required for CallTool.
+	Backend Caller
+	// BackendAddr names the backend in messages to the model (the socket path).
+	BackendAddr string
+	// CallTimeout bounds one backend call (default DefaultCallTimeout).
+	CallTimeout time.Duration
+	// Logger receives logs; nil means none.
+	Logger *zerolog.Logger
+	// Report, when set, also receives problems and backend trouble meant
+	// for the user, e.g. to forward them to the client as log messages.
+	// It must not block.
+	Report func(level zerolog.Level, msg string)
+	// OnChange, when set, is called after a reload changed the tools a
+	// client sees, with the new snapshot. Calls are serialised.
+	OnChange func(*Snapshot)
+	// Debounce is how long the watcher waits for events to stop before it
+	// reloads (default 100 ms).
+	Debounce time.Duration
+}
+
+// Registry is the live tool table. It is safe for concurrent use: calls
+// read the current snapshot, reloads publish a new one.
+type Registry struct {
+	opts   Options
+	log    zerolog.Logger
+	snap   atomic.Pointer[Snapshot]
+	reload sync.Mutex // serialises Reload; guards files
+	files  map[string]*fileState
+
+	reloads      atomic.Int64  // number of Reload calls, for tests
+	watching     chan struct{} // closed once Watch has its watches in place
+	watchingOnce sync.Once
+}
+
+// fileState remembers one manifest file between reloads.
+type fileState struct {
+	data     []byte
+	parsed   *manifest.Manifest // this version; nil when unusable
+	problems []manifest.Problem
+	lastGood *manifest.Manifest // newest version without errors
+}
+
+// New returns a registry with the manifests under opts.Dirs loaded. It
+// never fails: problems are in Snapshot().Problems and are logged.
+func New(opts Options) *Registry {
+	r := &Registry{opts: opts, files: map[string]*fileState{}, watching: make(chan struct{})}
+	if opts.Logger != nil {
+		r.log = *opts.Logger
+	} else {
+		r.log = zerolog.Nop()
+	}
+	if r.opts.CallTimeout <= 0 {
+		r.opts.CallTimeout = DefaultCallTimeout
+	}
+	if r.opts.Debounce <= 0 {
+		r.opts.Debounce = 100 * time.Millisecond
+	}
+	r.snap.Store(&Snapshot{byName: map[string]*Entry{}, tools: protocol.NewToolSet(nil)})
+	r.Reload()
+	return r
+}
+
+// Snapshot returns the current tool table.
+func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
+
+// Tools returns the tools clients see; part of protocol.ToolProvider.
+func (r *Registry) Tools() *protocol.ToolSet { return r.snap.Load().tools }
+
+// Reload re-reads the manifest folders, publishes a new snapshot and
+// returns it. Files whose contents did not change are not parsed again.
+// New problems (from files that changed, or naming conflicts that
+// appeared) are logged and reported once.
+func (r *Registry) Reload() *Snapshot {
+	r.reload.Lock()
+	defer r.reload.Unlock()
+	r.reloads.Add(1)
+
+	start := time.Now()
+	paths, walkProblems := manifest.Files(r.opts.Dirs...)
+	var fresh []manifest.Problem
+	seen := make(map[string]bool, len(paths))
+	var ms []*manifest.Manifest
+	var fileProblems []manifest.Problem
+	for _, p := range paths {
+		seen[p] = true
+		data, err := readManifest(p)
+		st := r.files[p]
+		if err != nil {
+			// Vanished between the walk and the read, or unreadable:
+			// treat like a parse failure so last good tools stay.
+			pr := manifest.Problem{File: p, Severity: manifest.Error, Message: fmt.Sprintf("cannot read: %v", err)}
+			if st == nil {
+				st = &fileState{}
+				r.files[p] = st
+			}
+			if len(st.problems) != 1 || st.problems[0] != pr {
+				fresh = append(fresh, pr)
+			}
+			st.data, st.parsed, st.problems = nil, nil, []manifest.Problem{pr}
+		} else if st == nil || string(st.data) != string(data) {
+			m, problems := manifest.Parse(p, data)
+			if st == nil {
+				st = &fileState{}
+				r.files[p] = st
+			}
+			st.data, st.parsed, st.problems = data, m, problems
+			if m != nil && !manifest.HasErrors(problems) {
+				st.lastGood = m
+			}
+			fresh = append(fresh, problems...)
+			if manifest.HasErrors(problems) && st.lastGood != nil && st.lastGood != m {
+				fresh = append(fresh, manifest.Problem{File: p, Severity: manifest.Warning,
+					Message: "keeping the tools of the last good version until the errors are fixed"})
+			}
+		}
+		fileProblems = append(fileProblems, st.problems...)
+		switch {
+		case manifest.HasErrors(st.problems) && st.lastGood != nil:
+			ms = append(ms, st.lastGood)
+		case st.parsed != nil:
+			ms = append(ms, st.parsed)
+		}
+	}
+	for p := range r.files {
+		if !seen[p] {
+			delete(r.files, p) // removed: its tools go away
+		}
+	}
+
+	old := r.snap.Load()
+	next := build(r.opts.Prefix, ms)
+	next.Problems = slices.Concat(walkProblems, fileProblems, next.naming, next.renames)
+	for _, pr := range slices.Concat(walkProblems, next.naming) {
+		if !slices.Contains(old.Problems, pr) {
+			fresh = append(fresh, pr)
+		}
+	}
+	// Most real manifests use dotted names, so renames are routine:
+	// validate lists them, the log only at debug level.
+	for _, pr := range next.renames {
+		if !slices.Contains(old.Problems, pr) {
+			r.log.Debug().Str("manifest", pr.File).Str("tool", pr.Tool).Msg(pr.Message)
+		}
+	}
+	changed := !next.tools.Equal(old.tools)
+	if !changed {
+		// Keep the old set: clients' pagination cursors stay valid.
+		next.tools = old.tools
+	}
+	r.snap.Store(next)
+	r.logProblems(fresh)
+	r.log.Debug().Int("tools", next.tools.Len()).Int("files", len(paths)).Bool("changed", changed).
+		Dur("dur", time.Since(start)).Msg("manifests loaded")
+	if changed && r.opts.OnChange != nil {
+		r.opts.OnChange(next)
+	}
+	return next
+}
+
+func readManifest(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > manifest.MaxFileSize {
+		return nil, fmt.Errorf("file is %d bytes, more than the %d allowed", fi.Size(), manifest.MaxFileSize)
+	}
+	return os.ReadFile(path)
+}
+
+// logProblems logs each new problem: errors at error level, warnings at
+// warn, and reports them to the client when asked to.
+func (r *Registry) logProblems(ps []manifest.Problem) {
+	for _, p := range ps {
+		level := zerolog.WarnLevel
+		if p.Severity == manifest.Error {
+			level = zerolog.ErrorLevel
+		}
+		r.log.WithLevel(level).Str("manifest", p.File).Str("path", p.Path).Str("tool", p.Tool).Msg(p.Message)
+		if r.opts.Report != nil {
+			r.opts.Report(level, p.String())
+		}
+	}
+}

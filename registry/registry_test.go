@@ -1,0 +1,417 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/socketclient"
+)
+
+// fakeBackend records calls and answers with fn.
+type fakeBackend struct {
+	mu    sync.Mutex
+	calls []string // method + " " + params
+	fn    func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+func (f *fakeBackend) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, method+" "+string(params))
+	f.mu.Unlock()
+	return f.fn(ctx, method, params)
+}
+
+func (f *fakeBackend) recorded() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// manifestJSON builds a manifest whose tools map to methods of the same name.
+func manifestJSON(id string, tools ...string) string {
+	var ts, ms []string
+	for _, t := range tools {
+		ts = append(ts, fmt.Sprintf(`{"name":%q,"description":"Does %s.","inputSchema":{"type":"object"}}`, t, t))
+		ms = append(ms, fmt.Sprintf(`%q:%q`, t, t))
+	}
+	return fmt.Sprintf(`{"id":%q,"tools":[%s],"implementation":{"methods":{%s}}}`, id, strings.Join(ts, ","), strings.Join(ms, ","))
+}
+
+func names(s *Snapshot) string {
+	var out []string
+	for _, e := range s.Entries {
+		out = append(out, e.Name)
+	}
+	return strings.Join(out, ",")
+}
+
+func problemStrings(ps []manifest.Problem) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestSnapshotNamesAndOrder(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "b.json"), manifestJSON("b", "contacts.list", "contacts_list"))
+	writeFile(t, filepath.Join(dir, "a", "x.json"), manifestJSON("a", "zeta", "alpha"))
+	writeFile(t, filepath.Join(dir, "c.json"), manifestJSON("c", "contacts-list", "contacts.list"))
+	r := New(Options{Dirs: []string{dir}, Prefix: "tairseach"})
+	s := r.Snapshot()
+	// Files in path order, tools in file order; the first to claim a name keeps it.
+	if got, want := names(s), "tairseach_zeta,tairseach_alpha,tairseach_contacts_list,tairseach_contacts-list"; got != want {
+		t.Errorf("names = %s, want %s", got, want)
+	}
+	e, ok := s.Lookup("tairseach_contacts_list")
+	if !ok || e.Method != "contacts.list" || e.Tool.Name != "contacts.list" {
+		t.Errorf("lookup = %+v", e)
+	}
+	ps := problemStrings(s.Problems)
+	for _, want := range []string{
+		`b.json:tools[1].name: error: client name "tairseach_contacts_list" is already used by ` + filepath.Join(dir, "b.json") + `:tools[0] (tool "contacts.list"); not served`,
+		`c.json:tools[1].name: error: client name "tairseach_contacts_list" is already used`,
+		`b.json:tools[0].name: warning: clients see this tool as "tairseach_contacts_list"`,
+	} {
+		if !strings.Contains(ps, want) {
+			t.Errorf("problems lack %q:\n%s", want, ps)
+		}
+	}
+	if r.Tools().Len() != 4 {
+		t.Errorf("tool set has %d tools", r.Tools().Len())
+	}
+}
+
+func TestMissingFolderMeansNoTools(t *testing.T) {
+	r := New(Options{Dirs: []string{filepath.Join(t.TempDir(), "absent")}})
+	if n := len(r.Snapshot().Entries); n != 0 {
+		t.Errorf("%d tools from a missing folder", n)
+	}
+}
+
+const schemaManifest = `{"id":"n","tools":[
+ {"name":"notes.create","description":"Create.","inputSchema":{"type":"object","properties":{"title":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["title"],"additionalProperties":false},
+  "outputSchema":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}},
+ {"name":"notes.any","description":"Any.","inputSchema":{"type":"object"}}
+],"implementation":{"methods":{"notes.create":"notes.create","notes.any":"notes.any"}}}`
+
+func newCallRegistry(t *testing.T, fn func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)) (*Registry, *fakeBackend) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
+	be := &fakeBackend{fn: fn}
+	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be, BackendAddr: "/run/t.sock", CallTimeout: time.Second})
+	return r, be
+}
+
+func call(t *testing.T, r *Registry, name, args string) *protocol.CallToolResult {
+	t.Helper()
+	res, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: name, Arguments: json.RawMessage(args), ProtocolVersion: protocol.Version20251125})
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", name, err)
+	}
+	return res
+}
+
+func resultText(r *protocol.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+func TestCallOutcomes(t *testing.T) {
+	tests := []struct {
+		name      string
+		tool      string
+		args      string
+		reply     string
+		err       error
+		wantError bool
+		wantText  []string
+		wantSC    string
+		noBackend bool // the backend must not be called
+	}{
+		{name: "a result object becomes text and structured content", tool: "t_notes_create", args: `{"title":"a"}`, reply: `{"id":"n1","extra":true}`,
+			wantText: []string{`{"id":"n1","extra":true}`}, wantSC: `{"id":"n1","extra":true}`},
+		{name: "a non-object result is text only", tool: "t_notes_any", args: `{}`, reply: `[1,2]`, wantText: []string{`[1,2]`}},
+		{name: "missing arguments are treated as {}", tool: "t_notes_any", args: ``, reply: `null`, wantText: []string{`null`}},
+		{name: "arguments that fail the schema name each path and are not sent", tool: "t_notes_create", args: `{"tags":[1,"x",2],"bogus":1}`, noBackend: true, wantError: true,
+			wantText: []string{"Invalid arguments for t_notes_create", "nothing was sent to the backend", "- arguments: missing properties: 'title'", "- arguments: additionalProperties 'bogus' not allowed", "- arguments.tags[0]: expected string, but got number", "- arguments.tags[2]: expected string"}},
+		{name: "a result that breaks the outputSchema is an error", tool: "t_notes_create", args: `{"title":"a"}`, reply: `{"id":7}`, wantError: true,
+			wantText: []string{"The backend broke its contract", "result.id: expected string, but got number"}},
+		{name: "a backend error keeps its code, message and data", tool: "t_notes_any", args: `{}`, err: &socketclient.RPCError{Code: -32011, Message: "Permission denied", Data: json.RawMessage(`{"reason":"no"}`)}, wantError: true,
+			wantText: []string{"The backend returned error -32011 for notes.any: Permission denied", `Details: {"reason":"no"}`}},
+		{name: "an unreachable backend says where it was looked for", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w at /run/t.sock: connect: no such file or directory", socketclient.ErrUnavailable), wantError: true,
+			wantText: []string{"not reachable", "Is the backend running at /run/t.sock?"}},
+		{name: "a timeout says the backend is slow or hung", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("read: %w", context.DeadlineExceeded), wantError: true,
+			wantText: []string{"did not answer notes.any within 1s"}},
+		{name: "garbage from the backend is an error", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w: invalid character 'h'", socketclient.ErrBadReply), wantError: true,
+			wantText: []string{"invalid reply to notes.any"}},
+		{name: "any other failure is an error", tool: "t_notes_any", args: `{}`, err: errors.New("boom"), wantError: true, wantText: []string{"boom"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, be := newCallRegistry(t, func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+				if tt.err != nil {
+					return nil, tt.err
+				}
+				return json.RawMessage(tt.reply), nil
+			})
+			res := call(t, r, tt.tool, tt.args)
+			if res.IsError != tt.wantError {
+				t.Errorf("IsError = %v, want %v (%s)", res.IsError, tt.wantError, resultText(res))
+			}
+			for _, w := range tt.wantText {
+				if !strings.Contains(resultText(res), w) {
+					t.Errorf("text %q lacks %q", resultText(res), w)
+				}
+			}
+			if string(res.StructuredContent) != tt.wantSC {
+				t.Errorf("structuredContent = %s, want %s", res.StructuredContent, tt.wantSC)
+			}
+			if n := len(be.recorded()); tt.noBackend && n != 0 || !tt.noBackend && n != 1 {
+				t.Errorf("backend called %d times", n)
+			}
+		})
+	}
+}
+
+func TestArgumentsReachTheBackendUnchanged(t *testing.T) {
+	r, be := newCallRegistry(t, func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"id":"x"}`), nil
+	})
+	args := `{"title": "caf\u00e9",  "tags":["a"]}`
+	call(t, r, "t_notes_create", args)
+	if got := be.recorded(); len(got) != 1 || got[0] != "notes.create "+args {
+		t.Errorf("backend got %q", got)
+	}
+}
+
+func TestUnknownToolIsInvalidParams(t *testing.T) {
+	r, be := newCallRegistry(t, nil)
+	_, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: "t_nope"})
+	if !errors.Is(err, protocol.ErrInvalidParams) {
+		t.Errorf("err = %v, want ErrInvalidParams", err)
+	}
+	if len(be.recorded()) != 0 {
+		t.Error("an unknown tool reached the backend")
+	}
+}
+
+func TestCallsFinishAgainstTheSnapshotTheyStartedWith(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "n.json")
+	writeFile(t, path, schemaManifest)
+	started, release := make(chan struct{}), make(chan struct{})
+	be := &fakeBackend{fn: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		close(started)
+		<-release
+		return json.RawMessage(`{"id":7}`), nil // breaks the old outputSchema
+	}}
+	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be})
+	done := make(chan *protocol.CallToolResult)
+	go func() {
+		res, _ := r.CallTool(context.Background(), &protocol.CallToolRequest{Name: "t_notes_create", Arguments: json.RawMessage(`{"title":"a"}`)})
+		done <- res
+	}()
+	<-started
+	os.Remove(path)
+	r.Reload()
+	if len(r.Snapshot().Entries) != 0 {
+		t.Fatal("tools of a removed file still served")
+	}
+	close(release)
+	if res := <-done; !res.IsError || !strings.Contains(resultText(res), "broke its contract") {
+		t.Errorf("the call did not finish against its own snapshot: %s", resultText(res))
+	}
+}
+
+func TestReloadKeepsLastGoodAndReportsOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.json")
+	writeFile(t, path, manifestJSON("m", "a.one", "a.two"))
+	var reported []string
+	var changes int
+	r := New(Options{Dirs: []string{dir}, Prefix: "p",
+		Report:   func(_ zerolog.Level, msg string) { reported = append(reported, msg) },
+		OnChange: func(*Snapshot) { changes++ },
+	})
+	changes = 0
+	steps := []struct {
+		name, data string // data "" removes the file
+		wantNames  string
+		wantChange bool
+		wantReport string // substring of a new report, "" for none
+	}{
+		{"a no-op save changes nothing", manifestJSON("m", "a.one", "a.two"), "p_a_one,p_a_two", false, ""},
+		{"a broken file keeps its last good tools", `{"id":"m","tools":[`, "p_a_one,p_a_two", false, "invalid JSON"},
+		{"the same broken content is not reported again", `{"id":"m","tools":[`, "p_a_one,p_a_two", false, ""},
+		{"a fixed file serves its new tools", manifestJSON("m", "a.one", "a.three"), "p_a_one,p_a_three", true, ""},
+		{"a tool-level error also keeps the last good version", `{"id":"m","tools":[{"name":"a.one","description":"x","inputSchema":{"type":"string"}}],"implementation":{"methods":{"a.one":"a.one"}}}`, "p_a_one,p_a_three", false, "inputSchema.type"},
+		{"a removed file's tools go away", "", "", true, ""},
+		{"a new file's tools appear", manifestJSON("m", "b.x"), "p_b_x", true, ""},
+	}
+	for _, st := range steps {
+		reported = nil
+		changes = 0
+		if st.data == "" {
+			os.Remove(path)
+		} else {
+			writeFile(t, path, st.data)
+		}
+		s := r.Reload()
+		if got := names(s); got != st.wantNames {
+			t.Errorf("%s: names = %s, want %s", st.name, got, st.wantNames)
+		}
+		if (changes > 0) != st.wantChange {
+			t.Errorf("%s: OnChange called %d times, want change %v", st.name, changes, st.wantChange)
+		}
+		all := strings.Join(reported, "\n")
+		if st.wantReport == "" && strings.Contains(all, "error") {
+			t.Errorf("%s: unexpected reports:\n%s", st.name, all)
+		}
+		if st.wantReport != "" && !strings.Contains(all, st.wantReport) {
+			t.Errorf("%s: reports lack %q:\n%s", st.name, st.wantReport, all)
+		}
+	}
+}
+
+// watchRegistry starts Watch and returns a channel of tool name lists,
+// one per published change.
+func watchRegistry(t *testing.T, dirs ...string) (*Registry, <-chan string) {
+	t.Helper()
+	changes := make(chan string, 100)
+	r := New(Options{Dirs: dirs, Debounce: 20 * time.Millisecond, OnChange: func(s *Snapshot) { changes <- names(s) }})
+	// Drain the change New itself published.
+	for len(changes) > 0 {
+		<-changes
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Watch(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	// Watch adds its watches before its first event; a reload through it
+	// proves they are in place.
+	waitReady(t, r)
+	return r, changes
+}
+
+// waitReady waits until the watcher has set up, by letting it reload once.
+func waitReady(t *testing.T, r *Registry) {
+	t.Helper()
+	select {
+	case <-r.watching:
+	case <-time.After(10 * time.Second):
+		t.Fatal("watcher did not start")
+	}
+}
+
+// expectNames waits for a change whose tool list is want.
+func expectNames(t *testing.T, changes <-chan string, want string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-changes:
+			if got == want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no change to %q within 10s", want)
+		}
+	}
+}
+
+func TestWatch(t *testing.T) {
+	t.Run("create then write", func(t *testing.T) {
+		dir := t.TempDir()
+		_, changes := watchRegistry(t, dir)
+		f, err := os.Create(filepath.Join(dir, "m.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(manifestJSON("m", "one"))
+		f.Close()
+		expectNames(t, changes, "one")
+	})
+	t.Run("an editor's rename over the original", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "m.json"), manifestJSON("m", "one"))
+		_, changes := watchRegistry(t, dir)
+		tmp := filepath.Join(dir, ".m.json.swp")
+		writeFile(t, tmp, manifestJSON("m", "two"))
+		if err := os.Rename(tmp, filepath.Join(dir, "m.json")); err != nil {
+			t.Fatal(err)
+		}
+		expectNames(t, changes, "two")
+	})
+	t.Run("a folder created later, with files", func(t *testing.T) {
+		dir := t.TempDir()
+		_, changes := watchRegistry(t, dir)
+		writeFile(t, filepath.Join(dir, "sub", "deeper", "m.json"), manifestJSON("m", "deep"))
+		expectNames(t, changes, "deep")
+		writeFile(t, filepath.Join(dir, "sub", "deeper", "n.json"), manifestJSON("n", "deeper"))
+		expectNames(t, changes, "deep,deeper")
+	})
+	t.Run("a folder deleted and recreated", func(t *testing.T) {
+		dir := t.TempDir()
+		sub := filepath.Join(dir, "sub")
+		writeFile(t, filepath.Join(sub, "m.json"), manifestJSON("m", "one"))
+		_, changes := watchRegistry(t, dir)
+		os.RemoveAll(sub)
+		expectNames(t, changes, "")
+		writeFile(t, filepath.Join(sub, "m.json"), manifestJSON("m", "again"))
+		expectNames(t, changes, "again")
+	})
+	t.Run("the root missing at start and appearing later", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "a", "manifests")
+		_, changes := watchRegistry(t, root)
+		writeFile(t, filepath.Join(root, "m.json"), manifestJSON("m", "late"))
+		expectNames(t, changes, "late")
+		os.RemoveAll(root)
+		expectNames(t, changes, "")
+		writeFile(t, filepath.Join(root, "m.json"), manifestJSON("m", "back"))
+		expectNames(t, changes, "back")
+	})
+	t.Run("a burst of writes is one reload", func(t *testing.T) {
+		dir := t.TempDir()
+		r, changes := watchRegistry(t, dir)
+		before := r.reloads.Load()
+		for i := range 50 {
+			writeFile(t, filepath.Join(dir, fmt.Sprintf("m%02d.json", i)), manifestJSON(fmt.Sprintf("m%02d", i), fmt.Sprintf("t%02d", i)))
+		}
+		var want []string
+		for i := range 50 {
+			want = append(want, fmt.Sprintf("t%02d", i))
+		}
+		expectNames(t, changes, strings.Join(want, ","))
+		if n := r.reloads.Load() - before; n > 5 {
+			t.Errorf("%d reloads for one burst of 50 writes", n)
+		}
+	})
+}
