@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tairseach/tairseach-mcp/protocol"
+)
+
+func newCallCmd(e *env, opts *options) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "call NAME [ARGUMENTS]",
+		Short: "Call a tool the way an MCP client would and print its result",
+		Long: `call runs one tool through exactly the path a tools/call request takes: name lookup,
+argument validation against the inputSchema, the backend call, result checks. NAME is the
+client-visible name (see 'tairseach-mcp tools'); ARGUMENTS is a JSON object, or - to read it
+from stdin (default {}). The exit status is 1 when the result is an error.`,
+		Example: `  tairseach-mcp call tairseach_system_info
+  tairseach-mcp call tairseach_notes_create '{"title":"groceries","body":"oat milk"}'
+  echo '{"path":"."}' | tairseach-mcp call tairseach_files_list -`,
+		Args: usageArgs(cobra.RangeArgs(1, 2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCall(cmd.Context(), e, opts, args, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole MCP result (content, structuredContent, isError) as JSON")
+	return cmd
+}
+
+func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON bool) error {
+	arguments := []byte("{}")
+	if len(args) == 2 {
+		arguments = []byte(args[1])
+		if args[1] == "-" {
+			b, err := io.ReadAll(e.stdin)
+			if err != nil {
+				return fmt.Errorf("read arguments from stdin: %w", err)
+			}
+			arguments = b
+		}
+	}
+	arguments = bytes.TrimSpace(arguments)
+	if !json.Valid(arguments) || len(arguments) == 0 || arguments[0] != '{' {
+		return usageError{fmt.Errorf("arguments must be a JSON object, like '{\"key\":\"value\"}'")}
+	}
+	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	backend := newBackend(opts, &log)
+	defer backend.Close()
+	reg := newRegistry(opts, backend, &log, nil)
+	res, err := reg.CallTool(ctx, &protocol.CallToolRequest{Name: args[0], Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
+	if err != nil {
+		return fmt.Errorf("%w; run 'tairseach-mcp tools' to list the tools", err)
+	}
+	if asJSON {
+		out := map[string]any{"content": res.Content, "isError": res.IsError}
+		if len(res.StructuredContent) > 0 {
+			out["structuredContent"] = res.StructuredContent
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		w := e.stdout
+		if res.IsError {
+			w = e.stderr
+		}
+		for _, c := range res.Content {
+			fmt.Fprintln(w, prettyJSON(c.Text))
+		}
+	}
+	if res.IsError {
+		return exitStatus(exitError)
+	}
+	return nil
+}
+
+// prettyJSON indents text that is JSON and returns other text unchanged.
+func prettyJSON(text string) string {
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(text), "", "  ") != nil {
+		return text
+	}
+	return b.String()
+}
+
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+func joinPaths(ps []string) string { return strings.Join(ps, ", ") }

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &env{
+		stdin:  strings.NewReader(""),
+		stdout: &out,
+		stderr: &errb,
+		getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+	}, &out, &errb
+}
+
+// parse runs flag and environment handling only and returns the options.
+func parse(t *testing.T, vars map[string]string, args ...string) (*options, error) {
+	t.Helper()
+	e, _, _ := testEnv(vars)
+	opts := &options{}
+	cmd := newRootCmd(e)
+	cmd.PersistentPreRunE = nil
+	opts.register(cmd.Flags())
+	if err := cmd.Flags().Parse(args); err != nil {
+		return nil, err
+	}
+	if err := bindEnv(cmd, e.getenv); err != nil {
+		return nil, err
+	}
+	return opts, opts.resolve()
+}
+
+func TestPrecedenceIsFlagThenEnvironmentThenDefault(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	tests := []struct {
+		name  string
+		vars  map[string]string
+		args  []string
+		check func(t *testing.T, o *options)
+	}{
+		{"defaults match the Rust bridge", nil, nil, func(t *testing.T, o *options) {
+			if o.prefix != "tairseach" || o.callTimeout != 50*time.Second || o.transport != "stdio" {
+				t.Errorf("defaults: %+v", o)
+			}
+			if want := filepath.Join(home, ".tairseach", "manifests"); len(o.manifests) != 1 || o.manifests[0] != want {
+				t.Errorf("manifests = %v, want %s", o.manifests, want)
+			}
+		}},
+		{"the environment overrides defaults", map[string]string{"TAIRSEACH_PREFIX": "x", "TAIRSEACH_CALL_TIMEOUT": "5s", "TAIRSEACH_SOCKET": "/s.sock"}, nil, func(t *testing.T, o *options) {
+			if o.prefix != "x" || o.callTimeout != 5*time.Second || o.socket != "/s.sock" {
+				t.Errorf("got %+v", o)
+			}
+		}},
+		{"a flag overrides the environment", map[string]string{"TAIRSEACH_PREFIX": "x"}, []string{"--prefix", "y"}, func(t *testing.T, o *options) {
+			if o.prefix != "y" {
+				t.Errorf("prefix = %q", o.prefix)
+			}
+		}},
+		{"an empty prefix variable means no prefix", map[string]string{"TAIRSEACH_PREFIX": ""}, nil, func(t *testing.T, o *options) {
+			if o.prefix != "" {
+				t.Errorf("prefix = %q", o.prefix)
+			}
+		}},
+		{"the manifests variable is a path list", map[string]string{"TAIRSEACH_MANIFESTS": "/a" + string(os.PathListSeparator) + "/b"}, nil, func(t *testing.T, o *options) {
+			if strings.Join(o.manifests, ",") != "/a,/b" {
+				t.Errorf("manifests = %v", o.manifests)
+			}
+		}},
+		{"repeated --manifests flags replace the variable", map[string]string{"TAIRSEACH_MANIFESTS": "/a"}, []string{"--manifests", "/c", "--manifests", "/d"}, func(t *testing.T, o *options) {
+			if strings.Join(o.manifests, ",") != "/c,/d" {
+				t.Errorf("manifests = %v", o.manifests)
+			}
+		}},
+		{"a tilde is expanded", nil, []string{"--socket", "~/x.sock"}, func(t *testing.T, o *options) {
+			if o.socket != filepath.Join(home, "x.sock") {
+				t.Errorf("socket = %s", o.socket)
+			}
+		}},
+		{"a boolean variable", map[string]string{"TAIRSEACH_NO_WATCH": "true"}, nil, func(t *testing.T, o *options) {
+			if !o.noWatch {
+				t.Error("noWatch not set")
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parse(t, tt.vars, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, o)
+		})
+	}
+}
+
+func TestBadSettingsAreUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{"another transport", nil, []string{"--transport", "http"}, `unsupported transport "http": only stdio is available`},
+		{"a bad log format", nil, []string{"--log-format", "xml"}, "unknown log format"},
+		{"a bad log level", nil, []string{"--log-level", "loud"}, "unknown log level"},
+		{"a bad duration in the environment", map[string]string{"TAIRSEACH_CALL_TIMEOUT": "soon"}, nil, "TAIRSEACH_CALL_TIMEOUT"},
+		{"a zero pool", nil, []string{"--pool-size", "0"}, "--pool-size must be positive"},
+		{"an unknown flag", nil, []string{"--frobnicate"}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, errb := testEnv(tt.vars)
+			code := run(context.Background(), e, append(tt.args, "version"))
+			if code != exitUsage {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitUsage, errb)
+			}
+			if !strings.Contains(errb.String(), tt.want) {
+				t.Errorf("stderr %q lacks %q", errb, tt.want)
+			}
+		})
+	}
+}
+
+func TestDefaultSocketFallsBackToTmp(t *testing.T) {
+	home := t.TempDir()
+	primary := filepath.Join(home, ".tairseach", "tairseach.sock")
+	if got := defaultSocket(home); got != primary {
+		t.Errorf("neither exists: %s, want %s", got, primary)
+	}
+	fallback := filepath.Join(os.TempDir(), "tairseach-"+strconv.Itoa(os.Getuid())+".sock")
+	if _, err := os.Stat(fallback); err == nil {
+		t.Skip("a real fallback socket exists on this machine")
+	}
+	if err := os.WriteFile(fallback, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(fallback)
+	if got := defaultSocket(home); got != fallback {
+		t.Errorf("only the fallback exists: %s, want %s", got, fallback)
+	}
+	os.MkdirAll(filepath.Dir(primary), 0o700)
+	os.WriteFile(primary, nil, 0o600)
+	if got := defaultSocket(home); got != primary {
+		t.Errorf("both exist: %s, want %s", got, primary)
+	}
+}
+
+const okManifest = `{"id":"n","tools":[{"name":"notes.list","description":"List.","inputSchema":{"type":"object"}}],"implementation":{"methods":{"notes.list":"notes.list"}}}`
+
+func TestValidateReportsProblemsAndExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(okManifest), 0o644)
+	e, out, _ := testEnv(nil)
+	if code := run(context.Background(), e, []string{"validate", dir}); code != exitOK {
+		t.Errorf("warnings only: exit %d, want 0\n%s", code, out)
+	}
+	if !strings.Contains(out.String(), `clients see this tool as "tairseach_notes_list"`) || !strings.Contains(out.String(), "1 tools served; 0 errors, 1 warnings") {
+		t.Errorf("output:\n%s", out)
+	}
+	e, _, _ = testEnv(nil)
+	if code := run(context.Background(), e, []string{"validate", "--strict", dir}); code != exitError {
+		t.Errorf("--strict with warnings: exit %d, want 1", code)
+	}
+	os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"id":"b","tools":[{"name":"x"}]}`), 0o644)
+	e, out, _ = testEnv(nil)
+	if code := run(context.Background(), e, []string{"validate", "--json", dir}); code != exitError {
+		t.Errorf("errors: exit %d, want 1", code)
+	}
+	if !strings.Contains(out.String(), `"path": "tools[0]"`) || !strings.Contains(out.String(), `"severity": "error"`) {
+		t.Errorf("json output:\n%s", out)
+	}
+}
+
+func TestToolsListsWhatWouldBeServed(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(okManifest), 0o644)
+	e, out, _ := testEnv(nil)
+	if code := run(context.Background(), e, []string{"tools", "--manifests", dir}); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(out.String(), "tairseach_notes_list") || !strings.Contains(out.String(), "notes.list") || !strings.Contains(out.String(), "ok.json") {
+		t.Errorf("tools output:\n%s", out)
+	}
+	e, out, _ = testEnv(nil)
+	run(context.Background(), e, []string{"tools", "--json", "--prefix", "", "--manifests", dir})
+	if !strings.Contains(out.String(), `"name": "notes_list"`) || !strings.Contains(out.String(), `"method": "notes.list"`) {
+		t.Errorf("tools --json output:\n%s", out)
+	}
+}

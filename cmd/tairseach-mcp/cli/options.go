@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry"
+)
+
+// options are the settings every command shares. Each has a flag and an
+// environment variable; a flag wins over the variable, which wins over
+// the default.
+type options struct {
+	transport      string
+	socket         string
+	manifests      []string
+	prefix         string
+	callTimeout    time.Duration
+	logLevel       string
+	logFormat      string
+	instructions   string
+	noWatch        bool
+	maxMessageSize int
+	maxInFlight    int
+	poolSize       int
+	maxReplySize   int
+	allowAnyPeer   bool
+}
+
+// setting describes one flag and its variable, for registration and help.
+type setting struct {
+	flag, env, usage string
+}
+
+var settings = []setting{
+	{"transport", "TAIRSEACH_TRANSPORT", "MCP transport; only stdio exists"},
+	{"socket", "TAIRSEACH_SOCKET", "backend Unix socket (default ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock when only that exists)"},
+	{"manifests", "TAIRSEACH_MANIFESTS", "manifest folder, read recursively; repeat for several (the variable takes a path list) (default ~/.tairseach/manifests)"},
+	{"prefix", "TAIRSEACH_PREFIX", `prefix of client-visible tool names, <prefix>_<name>; "" for none`},
+	{"call-timeout", "TAIRSEACH_CALL_TIMEOUT", "longest wait for one backend call (Claude Desktop gives up at 60s)"},
+	{"log-level", "TAIRSEACH_LOG_LEVEL", "stderr log level: trace, debug, info, warn, error"},
+	{"log-format", "TAIRSEACH_LOG_FORMAT", "stderr log format: json, console, or auto (console on a terminal)"},
+	{"instructions", "TAIRSEACH_INSTRUCTIONS", "instructions sent to clients with the server's capabilities"},
+	{"no-watch", "TAIRSEACH_NO_WATCH", "do not watch manifest folders for changes"},
+	{"max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message in bytes"},
+	{"max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; more wait (backpressure)"},
+	{"pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
+	{"max-reply-size", "TAIRSEACH_MAX_REPLY_SIZE", "largest backend reply in bytes"},
+	{"allow-any-peer", "TAIRSEACH_ALLOW_ANY_PEER", "skip checking that the socket and the backend belong to the current user"},
+}
+
+func (o *options) register(fs *pflag.FlagSet) {
+	u := func(name string) string {
+		for _, s := range settings {
+			if s.flag == name {
+				return fmt.Sprintf("%s (env %s)", s.usage, s.env)
+			}
+		}
+		panic("cli: no setting " + name)
+	}
+	fs.StringVar(&o.transport, "transport", "stdio", u("transport"))
+	fs.StringVar(&o.socket, "socket", "", u("socket"))
+	fs.StringArrayVar(&o.manifests, "manifests", nil, u("manifests"))
+	fs.StringVar(&o.prefix, "prefix", "tairseach", u("prefix"))
+	fs.DurationVar(&o.callTimeout, "call-timeout", registry.DefaultCallTimeout, u("call-timeout"))
+	fs.StringVar(&o.logLevel, "log-level", "info", u("log-level"))
+	fs.StringVar(&o.logFormat, "log-format", "auto", u("log-format"))
+	fs.StringVar(&o.instructions, "instructions", "", u("instructions"))
+	fs.BoolVar(&o.noWatch, "no-watch", false, u("no-watch"))
+	fs.IntVar(&o.maxMessageSize, "max-message-size", protocol.DefaultMaxMessageSize, u("max-message-size"))
+	fs.IntVar(&o.maxInFlight, "max-in-flight", protocol.DefaultMaxInFlight, u("max-in-flight"))
+	fs.IntVar(&o.poolSize, "pool-size", 16, u("pool-size"))
+	fs.IntVar(&o.maxReplySize, "max-reply-size", 32<<20, u("max-reply-size"))
+	fs.BoolVar(&o.allowAnyPeer, "allow-any-peer", false, u("allow-any-peer"))
+}
+
+// applyEnv sets every flag the command line left alone from its
+// environment variable, when that is set (even to "": TAIRSEACH_PREFIX=""
+// means no prefix).
+func applyEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
+	for _, s := range settings {
+		f := fs.Lookup(s.flag)
+		if f == nil || f.Changed {
+			continue
+		}
+		v, ok := getenv(s.env)
+		if !ok {
+			continue
+		}
+		if s.flag == "manifests" {
+			for _, p := range filepath.SplitList(v) {
+				if p == "" {
+					continue
+				}
+				if err := fs.Set(s.flag, p); err != nil {
+					return fmt.Errorf("%s: %w", s.env, err)
+				}
+			}
+			continue
+		}
+		if f.Value.Type() == "bool" && v == "" {
+			continue
+		}
+		if err := fs.Set(s.flag, v); err != nil {
+			return fmt.Errorf("%s=%q: %w", s.env, v, err)
+		}
+	}
+	return nil
+}
+
+// resolve fills in defaults that depend on the machine and checks values.
+func (o *options) resolve() error {
+	if o.transport != "stdio" {
+		return usageError{fmt.Errorf("unsupported transport %q: only stdio is available", o.transport)}
+	}
+	switch o.logFormat {
+	case "json", "console", "auto":
+	default:
+		return usageError{fmt.Errorf("unknown log format %q: use json, console or auto", o.logFormat)}
+	}
+	if _, err := parseLevel(o.logLevel); err != nil {
+		return usageError{err}
+	}
+	if o.callTimeout <= 0 {
+		return usageError{fmt.Errorf("--call-timeout must be positive, not %s", o.callTimeout)}
+	}
+	for name, v := range map[string]int{"--max-message-size": o.maxMessageSize, "--max-in-flight": o.maxInFlight, "--pool-size": o.poolSize, "--max-reply-size": o.maxReplySize} {
+		if v <= 0 {
+			return usageError{fmt.Errorf("%s must be positive, not %d", name, v)}
+		}
+	}
+	home, _ := os.UserHomeDir()
+	if len(o.manifests) == 0 {
+		o.manifests = []string{filepath.Join(home, ".tairseach", "manifests")}
+	}
+	for i, m := range o.manifests {
+		o.manifests[i] = expandHome(m, home)
+	}
+	if o.socket == "" {
+		o.socket = defaultSocket(home)
+	}
+	o.socket = expandHome(o.socket, home)
+	return nil
+}
+
+// defaultSocket is where the Rust bridge looks: ~/.tairseach/tairseach.sock,
+// or /tmp/tairseach-<uid>.sock when only that one exists.
+func defaultSocket(home string) string {
+	primary := filepath.Join(home, ".tairseach", "tairseach.sock")
+	fallback := filepath.Join(os.TempDir(), "tairseach-"+strconv.Itoa(os.Getuid())+".sock")
+	if _, err := os.Stat(primary); err != nil {
+		if _, err := os.Stat(fallback); err == nil {
+			return fallback
+		}
+	}
+	return primary
+}
+
+func expandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}
+
+// usageError marks errors in how the command was invoked (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// flagsFrom returns a command's options after flag and environment parsing.
+func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
+	if err := applyEnv(cmd.Flags(), getenv); err != nil {
+		return usageError{err}
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+// Package cli is the tairseach-mcp command line: flags, environment,
+// defaults, the root logger and the wiring of protocol, registry and
+// socketclient. It is the one place that maps errors to exit statuses.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1 // the command ran and failed (a tool error, problems found)
+	exitUsage = 2 // the command was invoked wrongly
+)
+
+// env reads the process environment; tests substitute their own.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) (string, bool)
+}
+
+// Main runs the command line with the process's arguments and streams and
+// returns the exit status.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.LookupEnv}
+	return run(ctx, e, os.Args[1:])
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	cmd := newRootCmd(e)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var status exitStatus
+	if errors.As(err, &status) {
+		return int(status)
+	}
+	fmt.Fprintf(e.stderr, "tairseach-mcp: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsageError(err) {
+		fmt.Fprintln(e.stderr, "Run 'tairseach-mcp --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}
+
+// exitStatus ends a command with a status after it already said why.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// isCobraUsageError recognises cobra's unknown-command error, which is
+// not typed; flag and argument errors are wrapped as usageError.
+func isCobraUsageError(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command")
+}
+
+// usageArgs marks an argument validator's errors as usage errors.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+func newRootCmd(e *env) *cobra.Command {
+	opts := &options{}
+	root := &cobra.Command{
+		Use:   "tairseach-mcp",
+		Short: "Serve a Tairseach backend's tools to MCP clients over stdio",
+		Long: `tairseach-mcp serves MCP on stdin/stdout. It reads tool manifests (JSON files,
+watched for changes) and forwards each tools/call to the backend method the manifest
+names, over the backend's Unix socket.
+
+With no flags it behaves like the Rust bridge: manifests from ~/.tairseach/manifests,
+socket ~/.tairseach/tairseach.sock, tool names prefixed with "tairseach_".
+
+Every flag can also be set by its environment variable; a flag wins over the
+variable, which wins over the default.`,
+		Args:          usageArgs(cobra.NoArgs),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       versionString(),
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd, e.getenv); err != nil {
+				return err
+			}
+			return opts.resolve()
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), e, opts)
+		},
+	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetVersionTemplate("{{.Version}}\n")
+	opts.register(root.PersistentFlags())
+	root.AddCommand(
+		newToolsCmd(e, opts),
+		newCallCmd(e, opts),
+		newValidateCmd(e, opts),
+		newVersionCmd(e),
+	)
+	return root
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry"
+	"github.com/tairseach/tairseach-mcp/socketclient"
+)
+
+// runServe serves MCP on the env's stdin and stdout until stdin ends or
+// ctx is cancelled (a signal). stdout carries protocol messages only.
+func runServe(ctx context.Context, e *env, opts *options) error {
+	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	backend := newBackend(opts, &log)
+	defer backend.Close()
+
+	srv := &protocol.Server{
+		Info:           protocol.Implementation{Name: "tairseach-mcp", Title: "Tairseach", Version: version()},
+		Instructions:   opts.instructions,
+		Logger:         &log,
+		ListChanged:    !opts.noWatch,
+		MaxMessageSize: opts.maxMessageSize,
+		MaxInFlight:    opts.maxInFlight,
+	}
+	reg := newRegistry(opts, backend, &log, srv)
+	srv.Tools = reg
+	snap := reg.Snapshot()
+	logSummary(&log, snap)
+	log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("socket", opts.socket).
+		Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
+
+	var wg sync.WaitGroup
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	if !opts.noWatch {
+		wg.Add(1)
+		// The watcher lives until Serve returns; stopWatch ends it.
+		go func() {
+			defer wg.Done()
+			if err := reg.Watch(watchCtx); err != nil {
+				log.Error().Err(err).Msg("cannot watch manifests; changes need a restart")
+			}
+		}()
+	}
+	err := srv.Serve(ctx, e.stdin, e.stdout)
+	stopWatch()
+	wg.Wait()
+	if err != nil {
+		log.Error().Err(err).Msg("session ended")
+		return exitStatus(exitError)
+	}
+	log.Debug().Msg("session ended")
+	return nil
+}
+
+func newBackend(opts *options, log *zerolog.Logger) *socketclient.Client {
+	return socketclient.New(opts.socket, &socketclient.Options{
+		PoolSize:     opts.poolSize,
+		MaxReplySize: opts.maxReplySize,
+		AllowAnyPeer: opts.allowAnyPeer,
+		Logger:       log,
+	})
+}
+
+// newRegistry loads the manifests. When srv is set, problems and backend
+// trouble are also sent to its clients that asked for log messages, and
+// tool list changes are announced.
+func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server) *registry.Registry {
+	ro := registry.Options{
+		Dirs:        opts.manifests,
+		Prefix:      opts.prefix,
+		Backend:     backend,
+		BackendAddr: opts.socket,
+		CallTimeout: opts.callTimeout,
+		Logger:      log,
+	}
+	if srv != nil {
+		ro.Report = func(level zerolog.Level, msg string) { srv.Log(clientLevel(level), "tairseach-mcp", msg) }
+		ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() }
+	}
+	return registry.New(ro)
+}
+
+// logSummary points at validate when the manifests have problems; each
+// was logged as it was found.
+func logSummary(log *zerolog.Logger, snap *registry.Snapshot) {
+	var errs, warns int
+	for _, p := range snap.Problems {
+		if snap.IsRename(p) {
+			continue
+		}
+		if p.Severity == manifest.Error {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	if errs+warns > 0 {
+		log.Warn().Int("errors", errs).Int("warnings", warns).Msg("manifest problems; run 'tairseach-mcp validate' for the list")
+	}
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/tairseach/tairseach-mcp/manifest"
+)
+
+func newToolsCmd(e *env, opts *options) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the tools that would be served: MCP name, backend method, source file",
+		Long: `tools loads the manifests exactly as the server does and lists what a client would
+see. It does not contact the backend. Problems are listed by 'tairseach-mcp validate'.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTools(e, opts, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+// toolInfo is one line of `tools --json`.
+type toolInfo struct {
+	Name         string          `json:"name"`
+	Method       string          `json:"method"`
+	File         string          `json:"file"`
+	ManifestName string          `json:"manifestName"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+func runTools(e *env, opts *options, asJSON bool) error {
+	log := zerolog.Nop()
+	reg := newRegistry(opts, nil, &log, nil)
+	snap := reg.Snapshot()
+	if asJSON {
+		infos := make([]toolInfo, 0, len(snap.Entries))
+		for _, en := range snap.Entries {
+			infos = append(infos, toolInfo{
+				Name: en.Name, Method: en.Method, File: en.File, ManifestName: en.Tool.Name,
+				Title: en.Tool.Title, Description: en.Tool.Description,
+				InputSchema: compactJSON(en.Tool.InputSchema), OutputSchema: compactJSON(en.Tool.OutputSchema),
+			})
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(infos)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tMETHOD\tFILE")
+	for _, en := range snap.Entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Name, en.Method, en.File)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var errs int
+	for _, p := range snap.Problems {
+		if p.Severity == manifest.Error {
+			errs++
+		}
+	}
+	fmt.Fprintf(e.stderr, "%d tools from %s", len(snap.Entries), joinPaths(opts.manifests))
+	if errs > 0 {
+		fmt.Fprintf(e.stderr, "; %d manifest errors, see 'tairseach-mcp validate'", errs)
+	}
+	fmt.Fprintln(e.stderr)
+	return nil
+}
