@@ -339,8 +339,8 @@ func TestPipedSessionEndsAtEOFAfterCallsInFlight(t *testing.T) {
 func TestEveryStdoutLineIsAValidMessageAtDebugLevel(t *testing.T) {
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{
-		"notes.json":   notesManifest,
-		"broken.json":  `{"id": "broken", "tools": [`,
+		"notes.json":    notesManifest,
+		"broken.json":   `{"id": "broken", "tools": [`,
 		"nested/a.json": `{"id":"a","tools":[{"name":"a.b","description":"A.","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a.b":"notes.create"}}}`,
 	})
 	for _, version := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
