@@ -5,61 +5,48 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
 
+// benchParams returns params of exactly size bytes.
 func benchParams(size int) json.RawMessage {
 	return json.RawMessage(`{"data":"` + strings.Repeat("x", size-11) + `"}`)
 }
 
-func BenchmarkCall(b *testing.B) {
-	for _, size := range []int{100, 64 << 10} {
-		b.Run(strconv.Itoa(size), func(b *testing.B) {
-			s := sockettest.NewServer(b, sockettest.Echo)
-			c := New(s.Path, nil)
-			defer c.Close()
-			p := benchParams(size)
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := c.Call(context.Background(), "echo", p); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+func benchServer(b *testing.B) *sockettest.Server {
+	s := sockettest.NewUnstartedServer(b, sockettest.Echo)
+	s.NoRecord = true // the record would grow with b.N
+	s.Start()
+	return s
+}
+
+func benchCall(b *testing.B, size int) {
+	s := benchServer(b)
+	c := New(s.Path, nil)
+	defer c.Close()
+	p := benchParams(size)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Call(context.Background(), "echo", p); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
-// BenchmarkDirect is the baseline: the same calls on a raw connection.
-func BenchmarkDirect(b *testing.B) {
-	for _, size := range []int{100, 64 << 10} {
-		b.Run(strconv.Itoa(size), func(b *testing.B) {
-			s := sockettest.NewServer(b, sockettest.Echo)
-			conn, err := net.Dial("unix", s.Path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer conn.Close()
-			r := bufio.NewReaderSize(conn, 1<<20)
-			line := []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":` + string(benchParams(size)) + "}\n")
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
-				conn.Write(line)
-				if _, err := r.ReadSlice('\n'); err != nil && err != bufio.ErrBufferFull {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+// BenchmarkCall is a sequential call with 100 bytes of params, echoed.
+func BenchmarkCall(b *testing.B) { benchCall(b, 100) }
 
+// BenchmarkCall64KiB is a sequential call with 64 KiB of params, echoed.
+func BenchmarkCall64KiB(b *testing.B) { benchCall(b, 64<<10) }
+
+// BenchmarkCallParallel is 100-byte calls from GOMAXPROCS goroutines on the
+// default pool.
 func BenchmarkCallParallel(b *testing.B) {
-	s := sockettest.NewServer(b, sockettest.Echo)
+	s := benchServer(b)
 	c := New(s.Path, nil)
 	defer c.Close()
 	p := benchParams(100)
@@ -74,12 +61,77 @@ func BenchmarkCallParallel(b *testing.B) {
 	})
 }
 
-func BenchmarkParseReply(b *testing.B) {
-	line := []byte(`{"jsonrpc":"2.0","id":12345,"result":{"id":"n1","title":"groceries","created_at":"2026-11-23T07:00:00Z"}}`)
+func benchDirect(b *testing.B, size int) {
+	s := benchServer(b)
+	conn, err := net.Dial("unix", s.Path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReaderSize(conn, 1<<20)
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":` + string(benchParams(size)) + "}\n")
+	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parseReply(line); err != nil {
+		if _, err := conn.Write(line); err != nil {
 			b.Fatal(err)
 		}
+		if _, err := r.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDirect is the baseline for BenchmarkCall: the same exchange on
+// a raw connection, with no pool, no ids and no parsing. The difference is
+// the client's cost; the rest is the fake backend's and the kernel's.
+func BenchmarkDirect(b *testing.B) { benchDirect(b, 100) }
+
+// BenchmarkDirect64KiB is the baseline for BenchmarkCall64KiB.
+func BenchmarkDirect64KiB(b *testing.B) { benchDirect(b, 64<<10) }
+
+var (
+	smallReply = []byte(`{"jsonrpc":"2.0","id":12345,"result":{"id":"n1","title":"groceries","created_at":"2026-11-23T07:00:00Z"}}`)
+	bigReply   = []byte(`{"jsonrpc":"2.0","id":12345,"result":` + string(benchParams(64<<10)) + `}`)
+)
+
+func BenchmarkParseReply(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		line []byte
+	}{{"small", smallReply}, {"64KiB", bigReply}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parseReply(bc.line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseReplyEncodingJSON is the baseline for BenchmarkParseReply:
+// decoding the same lines with encoding/json.
+func BenchmarkParseReplyEncodingJSON(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		line []byte
+	}{{"small", smallReply}, {"64KiB", bigReply}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Result json.RawMessage `json:"result"`
+					Error  json.RawMessage `json:"error"`
+				}
+				if err := json.Unmarshal(bc.line, &m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

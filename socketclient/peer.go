@@ -1,40 +1,52 @@
 package socketclient
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
-	"syscall"
 )
 
-// checkSocketOwner refuses a socket file that belongs to another user:
-// it could be anyone's server, pretending to be the backend.
+// checkSocketOwner refuses a socket file that belongs to another user: the
+// server behind it could be anyone's, posing as the backend. A missing file
+// is left for dialling to report.
 func checkSocketOwner(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return nil // dialling reports a missing socket better
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
 		return nil
 	}
-	if uid := os.Getuid(); int(st.Uid) != uid {
-		return fmt.Errorf("socket is owned by uid %d, not you (uid %d); refusing", st.Uid, uid)
-	}
-	return nil
+	return checkOwner(fi, os.Getuid())
 }
 
-// checkPeer refuses a connection whose server process runs as another user.
+// checkOwner is checkSocketOwner's decision for a file owned as fi says,
+// apart from the file system so that tests can give any owner.
+func checkOwner(fi fs.FileInfo, uid int) error {
+	owner, ok := fileOwner(fi)
+	if !ok || owner == uid {
+		return nil
+	}
+	return fmt.Errorf("socket is owned by uid %d, not you (uid %d); refusing", owner, uid)
+}
+
+// checkPeer refuses a connection whose server process runs as another
+// user. Where the OS cannot tell, the socket's owner was all there was to
+// check.
 func checkPeer(c *net.UnixConn) error {
 	uid, err := PeerUID(c)
-	if err != nil {
-		if err == errPeerUnsupported {
-			return nil
-		}
-		return fmt.Errorf("cannot verify the backend process: %v", err)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil
+	case err != nil:
+		return fmt.Errorf("cannot verify the backend process: %w", err)
 	}
-	if me := os.Getuid(); uid != me {
-		return fmt.Errorf("the backend process runs as uid %d, not you (uid %d); refusing", uid, me)
+	return checkPeerUID(uid, os.Getuid())
+}
+
+// checkPeerUID is checkPeer's decision for a peer running as uid.
+func checkPeerUID(peer, uid int) error {
+	if peer != uid {
+		return fmt.Errorf("the backend process runs as uid %d, not you (uid %d); refusing", peer, uid)
 	}
 	return nil
 }

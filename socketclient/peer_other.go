@@ -4,14 +4,13 @@ package socketclient
 
 import (
 	"errors"
+	"fmt"
 	"net"
 )
 
-var errPeerUnsupported = errors.New("peer credentials are not available on this system")
-
-// PeerUID is not available on this system.
-func PeerUID(c *net.UnixConn) (int, error) { return 0, errPeerUnsupported }
-
-// alive cannot check without blocking here; a dead connection is found
-// when the call fails.
-func alive(c *net.UnixConn) bool { return true }
+// PeerUID would return the user id of the process at the other end of c;
+// on this OS it cannot, and the error wraps errors.ErrUnsupported. The
+// client then relies on the socket file's owner alone.
+func PeerUID(c *net.UnixConn) (int, error) {
+	return 0, fmt.Errorf("peer credentials: %w", errors.ErrUnsupported)
+}

@@ -4,6 +4,11 @@
 // knobs for the ways a real backend misbehaves (delay, never replying,
 // garbage, a wrong id, closing mid-reply, an enormous reply) and for
 // crashes and restarts.
+//
+// Like the real backend, a Server speaks newline-delimited JSON-RPC 2.0,
+// answers the requests of one connection one at a time and in order,
+// answers a batch (a JSON array) with an array, and answers notifications
+// not at all.
 package sockettest
 
 import (
@@ -11,10 +16,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -22,26 +32,32 @@ import (
 
 // Request is one request the server received.
 type Request struct {
-	ID     json.RawMessage // as sent; nil for notifications
+	// ID is the id exactly as sent; nil for a notification.
+	ID json.RawMessage
+	// Method is the method name.
 	Method string
+	// Params are the params exactly as sent; nil when absent.
 	Params json.RawMessage
 }
 
-// Error makes a handler answer with a JSON-RPC error.
+// Error is an error a Handler returns to answer with that JSON-RPC error.
 type Error struct {
 	Code    int64
 	Message string
-	Data    any
+	Data    any // sent as "data" when not nil
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
-// Handler answers one request: a result (json.RawMessage is sent as it
-// is, anything else is encoded), or an error (an *Error is sent as that
-// JSON-RPC error, any other as -32603).
+// Handler answers one request: a result (a json.RawMessage is sent as it
+// is, anything else is encoded with encoding/json), or an error (an *Error
+// is sent as that JSON-RPC error, any other as -32603 with its text). ctx
+// is cancelled when the client hangs up or the server closes the
+// connection. Handlers of different connections run concurrently.
 type Handler func(ctx context.Context, req Request) (result any, err error)
 
-// Echo answers every request with its params.
+// Echo answers every request with its params (null when there are none).
 func Echo(_ context.Context, req Request) (any, error) {
 	if len(req.Params) == 0 {
 		return json.RawMessage("null"), nil
@@ -52,50 +68,73 @@ func Echo(_ context.Context, req Request) (any, error) {
 // Fault is a way to misbehave on one request.
 type Fault int
 
-// Faults.
+// The faults. The handler runs only for those whose reply needs its result.
 const (
 	FaultNone             Fault = iota
-	FaultNeverReply             // read the request, never answer (until Close)
-	FaultGarbage                // answer a line that is not JSON
-	FaultWrongID                // answer with another id
-	FaultCloseMidReply          // write half a reply, then close the connection
+	FaultNeverReply             // read the request, never answer; the connection hangs until it closes
+	FaultGarbage                // answer "this is not json"
+	FaultWrongID                // answer with another id: the request's plus one, or "not-your-id"
+	FaultCloseMidReply          // write half the reply, then close the connection
 	FaultCloseBeforeReply       // close the connection without answering
-	FaultHugeReply              // answer a line of HugeSize bytes
+	FaultHugeReply              // answer a line of HugeSize bytes, written in pieces
 )
 
+var faultNames = [...]string{"none", "never reply", "garbage", "wrong id", "close mid-reply", "close before reply", "huge reply"}
+
+// String names the fault.
+func (f Fault) String() string {
+	if f >= 0 && int(f) < len(faultNames) {
+		return faultNames[f]
+	}
+	return fmt.Sprintf("Fault(%d)", int(f))
+}
+
 // Server is a fake backend. Set its exported fields before Start (or use
-// NewServer for the defaults); Fault and Delay may also be changed while
-// it runs, under SetFault / SetDelay.
+// NewServer for the defaults); after Start they must not change. The fault
+// and the delay may change at any time, through SetFault and SetDelay. Its
+// methods are safe for concurrent use; Start and Restart report failure
+// with tb.Fatal, so call them from the test's goroutine.
 type Server struct {
-	// Path is the socket path.
+	// Path is the socket path: short, in a fresh directory, mode 0600.
 	Path string
 	// Concurrent makes the server answer pipelined requests of one
-	// connection concurrently; by default it answers one at a time per
-	// connection, like the real backend.
+	// connection concurrently, possibly out of order; by default it
+	// answers one at a time per connection, like the real backend.
 	Concurrent bool
-	// HugeSize is the size of a FaultHugeReply line (default 64 MiB).
+	// HugeSize is the length of a FaultHugeReply line (default 64 MiB).
 	HugeSize int
+	// NoRecord stops Requests from recording: for benchmarks, where the
+	// record would grow without bound.
+	NoRecord bool
 
+	tb      testing.TB
 	handler Handler
 	dir     string
+	wg      sync.WaitGroup // every goroutine the server starts; Close waits for it
 
 	mu       sync.Mutex
-	ln       net.Listener
-	conns    map[net.Conn]struct{}
+	ln       *net.UnixListener // nil while stopped
+	conns    map[*serverConn]struct{}
 	requests []Request
 	delay    time.Duration
 	fault    func(Request) Fault
-	active   int
-	maxConns int
-
-	ctx    context.Context // cancelled by Close: ends delays and never-replies
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	closed bool
+	open     int // connections now
+	maxOpen  int // most connections at once
+	accepted int // connections ever
+	closed   bool
 }
 
-// NewServer starts a server that answers with h and is closed when the
-// test ends.
+// serverConn is one accepted connection.
+type serverConn struct {
+	s      *Server
+	nc     net.Conn
+	cancel context.CancelFunc // cancels the connection's context: its handlers, delays and hangs
+	wmu    sync.Mutex         // one writer at a time
+	once   sync.Once
+}
+
+// NewServer starts a server that answers with h (nil means Echo) and is
+// closed when the test ends.
 func NewServer(tb testing.TB, h Handler) *Server {
 	tb.Helper()
 	s := NewUnstartedServer(tb, h)
@@ -103,126 +142,172 @@ func NewServer(tb testing.TB, h Handler) *Server {
 	return s
 }
 
-// NewUnstartedServer returns a server to configure before Start.
+// NewUnstartedServer returns a server to configure before Start. It is
+// closed when the test ends.
 func NewUnstartedServer(tb testing.TB, h Handler) *Server {
 	tb.Helper()
-	// Socket paths are limited to about 104 bytes: t.TempDir is too deep.
-	dir, err := os.MkdirTemp("", "st")
-	if err != nil {
-		tb.Fatal(err)
+	if h == nil {
+		h = Echo
 	}
-	s := &Server{Path: filepath.Join(dir, "backend.sock"), handler: h, dir: dir, conns: map[net.Conn]struct{}{}, HugeSize: 64 << 20}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	tb.Cleanup(func() {
-		s.Close()
-		os.RemoveAll(dir)
-	})
+	// A socket path must fit in about 104 bytes, which t.TempDir can
+	// exceed, and so can $TMPDIR on macOS.
+	base := os.TempDir()
+	if len(base) > 60 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "st")
+	if err != nil {
+		tb.Fatalf("sockettest: %v", err)
+	}
+	s := &Server{
+		Path:     filepath.Join(dir, "backend.sock"),
+		HugeSize: 64 << 20,
+		tb:       tb,
+		handler:  h,
+		dir:      dir,
+		conns:    map[*serverConn]struct{}{},
+	}
+	tb.Cleanup(s.Close)
 	return s
 }
 
-// Start starts listening.
+// Start starts listening; after Stop, it starts again.
 func (s *Server) Start() {
+	s.tb.Helper()
 	if err := s.listen(); err != nil {
-		panic("sockettest: " + err.Error())
+		s.tb.Fatalf("sockettest: %v", err)
 	}
 }
 
 func (s *Server) listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return fmt.Errorf("start %s: server closed", s.Path)
+	case s.ln != nil:
+		return fmt.Errorf("start %s: already listening", s.Path)
+	}
 	os.Remove(s.Path)
-	ln, err := net.Listen("unix", s.Path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: s.Path, Net: "unix"})
 	if err != nil {
 		return err
 	}
-	os.Chmod(s.Path, 0o600)
-	s.mu.Lock()
+	if err := os.Chmod(s.Path, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
 	s.ln = ln
-	s.mu.Unlock()
 	s.wg.Add(1)
-	// The accept loop ends when the listener is closed (Stop, Restart, Close).
+	// The accept loop ends when ln is closed (Stop, Restart, Close).
 	go func() {
 		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			if s.closed {
-				s.mu.Unlock()
-				c.Close()
-				return
-			}
-			s.conns[c] = struct{}{}
-			s.active++
-			s.maxConns = max(s.maxConns, s.active)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() { defer s.wg.Done(); s.serve(c) }() // ends when c is closed
-		}
+		s.accept(ln)
 	}()
 	return nil
 }
 
-// SetDelay makes every answer wait d.
+func (s *Server) accept(ln *net.UnixListener) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		sc := &serverConn{s: s, nc: nc, cancel: cancel}
+		s.mu.Lock()
+		if s.ln != ln { // stopped since Accept returned
+			s.mu.Unlock()
+			cancel()
+			nc.Close()
+			continue
+		}
+		s.conns[sc] = struct{}{}
+		s.open++
+		s.accepted++
+		s.maxOpen = max(s.maxOpen, s.open)
+		s.wg.Add(1)
+		s.mu.Unlock()
+		// serve ends when the connection closes (the client, a fault,
+		// CloseClientConnections, Stop or Close).
+		go func() {
+			defer s.wg.Done()
+			s.serve(ctx, sc)
+		}()
+	}
+}
+
+// SetDelay makes every answer wait d first. A delay never holds up Close.
 func (s *Server) SetDelay(d time.Duration) {
 	s.mu.Lock()
 	s.delay = d
 	s.mu.Unlock()
 }
 
-// SetFault chooses a fault per request; nil means none.
+// SetFault chooses a fault for each request (not for notifications or
+// the elements of a batch); nil means none. f may be called concurrently.
 func (s *Server) SetFault(f func(Request) Fault) {
 	s.mu.Lock()
 	s.fault = f
 	s.mu.Unlock()
 }
 
-// Requests returns every request received so far, in arrival order.
+// Requests returns every well-formed request and notification received so
+// far, batch elements included, in arrival order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
+	return slices.Clone(s.requests)
 }
 
 // MaxConns returns the most connections that were open at once.
 func (s *Server) MaxConns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.maxConns
+	return s.maxOpen
+}
+
+// Accepted returns how many connections the server has accepted.
+func (s *Server) Accepted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted
 }
 
 // CloseClientConnections closes every open connection, as a crash would,
-// and keeps listening.
+// and keeps listening. When it returns, clients see the connections
+// closed.
 func (s *Server) CloseClientConnections() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
-		c.Close()
+	conns := slices.Collect(maps.Keys(s.conns))
+	s.mu.Unlock()
+	for _, sc := range conns {
+		sc.close()
 	}
 }
 
-// Stop takes the backend down: no listener, no connections, no socket.
+// Stop takes the backend down: no listener, no connections, no socket
+// file. Start or Restart brings it back on the same Path.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	if s.ln != nil {
-		s.ln.Close()
-		s.ln = nil
-	}
-	for c := range s.conns {
-		c.Close()
-	}
+	ln := s.ln
+	s.ln = nil
 	s.mu.Unlock()
-	os.Remove(s.Path)
+	if ln != nil {
+		ln.Close() // removes the socket file
+	}
+	s.CloseClientConnections()
 }
 
 // Restart simulates a backend restart: Stop, then listen again on Path.
 func (s *Server) Restart() {
+	s.tb.Helper()
 	s.Stop()
 	s.Start()
 }
 
-// Close stops the server and waits for its goroutines. It may be called
-// more than once.
+// Close stops the server, waits for its goroutines (handlers included) and
+// removes its directory. It may be called more than once.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -231,169 +316,317 @@ func (s *Server) Close() {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.cancel()
 	s.Stop()
 	s.wg.Wait()
+	os.RemoveAll(s.dir)
 }
 
-func (s *Server) serve(c net.Conn) {
-	defer func() {
-		c.Close()
+func (s *Server) knobs() (time.Duration, func(Request) Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.delay, s.fault
+}
+
+func (s *Server) record(req Request) {
+	if s.NoRecord {
+		return
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+}
+
+// close closes the connection and cancels its context; it may be called
+// from any goroutine, more than once.
+func (sc *serverConn) close() {
+	sc.once.Do(func() {
+		sc.cancel()
+		sc.nc.Close()
+		s := sc.s
 		s.mu.Lock()
-		delete(s.conns, c)
-		s.active--
+		delete(s.conns, sc)
+		s.open--
 		s.mu.Unlock()
-	}()
-	r := bufio.NewReaderSize(c, 64<<10)
-	var wmu sync.Mutex // one writer at a time in concurrent mode
-	var pending sync.WaitGroup
-	defer pending.Wait()
+	})
+}
+
+// write sends b whole; false means the connection is gone.
+func (sc *serverConn) write(b []byte) bool {
+	sc.wmu.Lock()
+	defer sc.wmu.Unlock()
+	_, err := sc.nc.Write(b)
+	return err == nil
+}
+
+// serve reads the lines of sc until it closes. Reading goes on while a
+// line is answered, so that a client hanging up cancels the handler's
+// context at once, as it would on the real backend.
+func (s *Server) serve(ctx context.Context, sc *serverConn) {
+	var answering sync.WaitGroup // the goroutines below; serve waits for them
+	defer answering.Wait()
+	defer sc.close()
+
+	lines := make(chan []item, 16)
+	if !s.Concurrent {
+		answering.Add(1)
+		// The one answerer of a sequential connection ends when the
+		// connection closes.
+		go func() {
+			defer answering.Done()
+			for {
+				select {
+				case items := <-lines:
+					if !s.answer(ctx, sc, items) {
+						sc.close()
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	r := bufio.NewReaderSize(sc.nc, 64<<10)
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
-			return
+			return // a partial last line is dropped, as the client is gone
 		}
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
-		handle := func() bool {
-			resp, fault, ok := s.answerLine(line)
-			if !ok {
-				return true
-			}
-			wmu.Lock()
-			defer wmu.Unlock()
-			return s.write(c, resp, fault)
-		}
+		items := s.parseLine(line)
 		if s.Concurrent {
-			pending.Add(1)
-			go func() { defer pending.Done(); handle() }() // ends after one answer
+			answering.Add(1)
+			// Answers one line; ends early if the connection closes.
+			go func() {
+				defer answering.Done()
+				if !s.answer(ctx, sc, items) {
+					sc.close()
+				}
+			}()
 			continue
 		}
-		if !handle() {
+		select {
+		case lines <- items:
+		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// write sends resp, misbehaving as fault says; false means the
-// connection is finished.
-func (s *Server) write(c net.Conn, resp []byte, fault Fault) bool {
+// item is one message of a line: a request to answer, or the error reply
+// to a malformed one.
+type item struct {
+	req   Request
+	reply []byte // set for a malformed message: the whole answer
+	batch bool   // the item came in a batch
+}
+
+// parseLine splits a line into its messages and records the requests.
+func (s *Server) parseLine(line []byte) []item {
+	if !json.Valid(line) {
+		return []item{{reply: errorReply(nil, -32700, "Parse error", nil)}}
+	}
+	if line[0] != '[' {
+		return []item{s.parseMessage(line)}
+	}
+	var elems []json.RawMessage
+	json.Unmarshal(line, &elems) // valid JSON, and an array
+	if len(elems) == 0 {
+		return []item{{reply: errorReply(nil, -32600, "Invalid Request", nil)}}
+	}
+	items := make([]item, len(elems))
+	for i, e := range elems {
+		items[i] = s.parseMessage(e)
+		items[i].batch = true
+	}
+	return items
+}
+
+func (s *Server) parseMessage(raw []byte) item {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return item{reply: errorReply(nil, -32600, "Invalid Request", nil)}
+	}
+	id, hasID := m["id"]
+	method := m["method"]
+	var name string
+	if len(method) == 0 || method[0] != '"' || json.Unmarshal(method, &name) != nil {
+		return item{reply: errorReply(id, -32600, "Invalid Request", nil)}
+	}
+	req := Request{Method: name, Params: m["params"]}
+	if hasID {
+		req.ID = id
+	}
+	s.record(req)
+	return item{req: req}
+}
+
+// answer answers the items of one line; false means the connection is
+// finished (closed by a fault, or gone).
+func (s *Server) answer(ctx context.Context, sc *serverConn, items []item) bool {
+	delay, faultFn := s.knobs()
+	if !items[0].batch {
+		it := items[0]
+		switch {
+		case it.reply != nil:
+			return sc.write(it.reply)
+		case it.req.ID == nil:
+			s.handler(ctx, it.req)
+			return true
+		}
+		fault := FaultNone
+		if faultFn != nil {
+			fault = faultFn(it.req)
+		}
+		return sleep(ctx, delay) && s.answerOne(ctx, sc, it.req, fault)
+	}
+	if !sleep(ctx, delay) {
+		return false
+	}
+	out := []byte{'['}
+	for _, it := range items {
+		switch {
+		case it.reply != nil:
+			out = append(out, bytes.TrimSuffix(it.reply, []byte{'\n'})...)
+		case it.req.ID == nil:
+			s.handler(ctx, it.req)
+			continue
+		default:
+			result, err := s.handler(ctx, it.req)
+			out = append(out, bytes.TrimSuffix(reply(it.req.ID, result, err), []byte{'\n'})...)
+		}
+		out = append(out, ',')
+	}
+	if len(out) == 1 {
+		return true // all notifications: no answer at all
+	}
+	out[len(out)-1] = ']'
+	return sc.write(append(out, '\n'))
+}
+
+// answerOne answers a single request, misbehaving as fault says.
+func (s *Server) answerOne(ctx context.Context, sc *serverConn, req Request, fault Fault) bool {
 	switch fault {
 	case FaultNeverReply:
-		<-s.ctx.Done()
+		if s.Concurrent {
+			return true // only this request goes unanswered
+		}
+		<-ctx.Done()
 		return false
 	case FaultGarbage:
-		_, err := io.WriteString(c, "this is not json\n")
-		return err == nil
-	case FaultCloseMidReply:
-		c.Write(resp[:len(resp)/2])
-		c.Close()
-		return false
+		return sc.write([]byte("this is not json\n"))
 	case FaultCloseBeforeReply:
-		c.Close()
 		return false
 	case FaultHugeReply:
-		chunk := bytes.Repeat([]byte("x"), 64<<10)
-		io.WriteString(c, `{"jsonrpc":"2.0","id":0,"result":"`)
-		for n := 0; n < s.HugeSize; n += len(chunk) {
-			if _, err := c.Write(chunk); err != nil {
-				return false
-			}
-		}
-		_, err := io.WriteString(c, "\"}\n")
-		return err == nil
+		s.writeHuge(sc, req.ID)
+		return true
 	}
-	_, err := c.Write(resp)
-	return err == nil
-}
-
-// answerLine handles one line (a request, a notification or a batch) and
-// returns the response line; ok is false when there is none.
-func (s *Server) answerLine(line []byte) (resp []byte, fault Fault, ok bool) {
-	if line[0] == '[' {
-		var elems []json.RawMessage
-		if err := json.Unmarshal(line, &elems); err != nil || len(elems) == 0 {
-			return errorLine(json.RawMessage("null"), -32600, "invalid batch"), FaultNone, true
-		}
-		var out [][]byte
-		for _, e := range elems {
-			if r, _, ok := s.answerOne(e); ok {
-				out = append(out, bytes.TrimSuffix(r, []byte("\n")))
-			}
-		}
-		if len(out) == 0 {
-			return nil, FaultNone, false
-		}
-		return append(append([]byte("["), bytes.Join(out, []byte(","))...), "]\n"...), FaultNone, true
-	}
-	return s.answerOne(line)
-}
-
-func (s *Server) answerOne(line []byte) ([]byte, Fault, bool) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(line, &m); err != nil {
-		return errorLine(json.RawMessage("null"), -32700, "parse error"), FaultNone, true
-	}
-	req := Request{ID: m.ID, Method: m.Method, Params: m.Params}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	delay, faultFn := s.delay, s.fault
-	s.mu.Unlock()
-	if req.ID == nil {
-		return nil, FaultNone, false
-	}
-	fault := FaultNone
-	if faultFn != nil {
-		fault = faultFn(req)
-	}
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-s.ctx.Done():
-		}
-	}
+	result, err := s.handler(ctx, req)
 	id := req.ID
 	if fault == FaultWrongID {
-		id = json.RawMessage(`"not-your-id"`)
+		id = wrongID(id)
 	}
-	result, err := s.handler(s.ctx, req)
-	if err != nil {
-		if e, ok := err.(*Error); ok {
-			b := errorLine(id, e.Code, e.Message)
-			if e.Data != nil {
-				d, _ := json.Marshal(e.Data)
-				b = bytes.TrimSuffix(b, []byte("}}\n"))
-				b = append(append(append(b, `,"data":`...), d...), "}}\n"...)
-			}
-			return b, fault, true
+	b := reply(id, result, err)
+	if fault == FaultCloseMidReply {
+		sc.write(b[:len(b)/2])
+		return false
+	}
+	return sc.write(b)
+}
+
+// writeHuge writes a reply line of s.HugeSize bytes, newline included, a
+// piece at a time, so that it never exists whole in memory.
+func (s *Server) writeHuge(sc *serverConn, id json.RawMessage) {
+	sc.wmu.Lock()
+	defer sc.wmu.Unlock()
+	head := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":"`...)
+	tail := []byte("\"}\n")
+	if _, err := sc.nc.Write(head); err != nil {
+		return
+	}
+	chunk := bytes.Repeat([]byte{'x'}, 64<<10)
+	for n := s.HugeSize - len(head) - len(tail); n > 0; n -= len(chunk) {
+		if _, err := sc.nc.Write(chunk[:min(n, len(chunk))]); err != nil {
+			return // the client gave up
 		}
-		return errorLine(id, -32603, err.Error()), fault, true
+	}
+	sc.nc.Write(tail)
+}
+
+// wrongID returns an id that is not id: the next integer (the likeliest
+// mix-up), or a string.
+func wrongID(id json.RawMessage) json.RawMessage {
+	if n, err := strconv.ParseInt(string(id), 10, 64); err == nil && n < math.MaxInt64 {
+		return strconv.AppendInt(nil, n+1, 10)
+	}
+	return json.RawMessage(`"not-your-id"`)
+}
+
+// reply encodes the answer to the request with id.
+func reply(id json.RawMessage, result any, err error) []byte {
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Code: -32603, Message: err.Error()}
+		}
+		return errorReply(id, e.Code, e.Message, e.Data)
 	}
 	raw, ok := result.(json.RawMessage)
 	if !ok {
-		var err error
-		if raw, err = json.Marshal(result); err != nil {
-			return errorLine(id, -32603, err.Error()), fault, true
+		var merr error
+		if raw, merr = json.Marshal(result); merr != nil {
+			return errorReply(id, -32603, "encode result: "+merr.Error(), nil)
 		}
+	}
+	if len(raw) == 0 {
+		raw = json.RawMessage("null")
+	}
+	if bytes.IndexByte(raw, '\n') >= 0 {
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return errorReply(id, -32603, "handler result is not JSON: "+err.Error(), nil)
+		}
+		raw = b.Bytes()
 	}
 	out := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
 	out = append(out, `,"result":`...)
 	out = append(out, raw...)
-	return append(out, "}\n"...), fault, true
+	return append(out, "}\n"...)
 }
 
-func errorLine(id json.RawMessage, code int64, msg string) []byte {
-	m, _ := json.Marshal(msg)
-	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":` + itoa(code) + `,"message":` + string(m) + "}}\n")
+// errorReply encodes an error answer; a nil id is sent as null.
+func errorReply(id json.RawMessage, code int64, message string, data any) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	obj, err := json.Marshal(struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
+	}{code, message, data})
+	if err != nil {
+		return errorReply(id, -32603, "encode error data: "+err.Error(), nil)
+	}
+	out := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	out = append(out, `,"error":`...)
+	out = append(out, obj...)
+	return append(out, "}\n"...)
 }
 
-func itoa(n int64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
+// sleep waits d unless ctx ends first; false means it did.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

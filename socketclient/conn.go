@@ -1,0 +1,249 @@
+package socketclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// readBufferSize is each connection's read buffer: 64 KiB of payload and
+// room for its envelope. A reply that fits is parsed in place and only its
+// result copied out; a longer one is gathered in a buffer of its own.
+const readBufferSize = 68 << 10
+
+// aLongTimeAgo is a deadline in the past: setting it interrupts blocked I/O.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// conn is one connection to the backend, used by one call at a time.
+type conn struct {
+	c *net.UnixConn
+	r *bufio.Reader
+}
+
+// dial connects to the backend and checks who is behind the socket. The
+// new connection counts as busy until put or discarded.
+func (c *Client) dial(ctx context.Context) (*conn, error) {
+	start := time.Now()
+	if !c.opts.AllowAnyPeer {
+		if err := checkSocketOwner(c.path); err != nil {
+			return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, err)
+		}
+	}
+	d := net.Dialer{Timeout: c.opts.DialTimeout}
+	nc, err := d.DialContext(ctx, "unix", c.path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connecting to the backend: %w", ctx.Err())
+		}
+		c.log.Debug().Err(err).Str("socket", c.path).Dur("dur", time.Since(start)).Msg("backend dial failed")
+		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, describe(err))
+	}
+	uc := nc.(*net.UnixConn)
+	if !c.opts.AllowAnyPeer {
+		if err := checkPeer(uc); err != nil {
+			uc.Close()
+			return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, err)
+		}
+	}
+	cn := &conn{c: uc, r: bufio.NewReaderSize(uc, readBufferSize)}
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.busy[cn] = struct{}{}
+	}
+	c.mu.Unlock()
+	if closed {
+		uc.Close()
+		return nil, ErrClosed
+	}
+	c.log.Debug().Str("socket", c.path).Dur("dur", time.Since(start)).Msg("backend dial")
+	return cn, nil
+}
+
+// describe keeps the part of a network error a person can act on:
+// "connect: no such file or directory" rather than the whole "dial unix
+// /path: connect: …", since the caller names the socket already.
+func describe(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Err
+	}
+	return err
+}
+
+// roundTrip sends one request line on cn and reads its reply, then pools
+// cn or closes it. On failure, unsent reports that the backend certainly
+// never read the whole request, so it cannot have acted on it.
+//
+// A request is one line; the backend acts on it only after reading its
+// newline, the last byte sent. Two failures prove that did not happen:
+//   - the write failed (EPIPE, ECONNRESET, ENOTCONN): the peer was gone
+//     before the newline went out;
+//   - the first read, before any byte of a reply, failed with ECONNRESET:
+//     a Unix socket reports that when the peer closed with bytes we sent
+//     still unread.
+//
+// A plain EOF before the reply is not "unsent": the backend may have read
+// the request, acted on it and crashed before answering, and sending it
+// again could do the work twice. That is ErrBadReply, whose meaning is
+// "may or may not have happened". At most once is the rule; a retry is
+// only ever for a request that was never received.
+func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte) (res json.RawMessage, unsent bool, err error) {
+	// The connection goes back to the pool only after a complete reply,
+	// success or *RPCError alike, and only if cancellation did not touch
+	// its deadline.
+	keep := false
+	defer func() {
+		if keep {
+			c.put(cn)
+		} else {
+			c.discard(cn)
+		}
+	}()
+	if dl, ok := ctx.Deadline(); ok {
+		cn.c.SetDeadline(dl)
+	} else {
+		cn.c.SetDeadline(time.Time{})
+	}
+	stop := func() bool { return true }
+	if ctx.Done() != nil {
+		// Cancellation interrupts blocked I/O by moving the deadline to the past.
+		stop = context.AfterFunc(ctx, func() { cn.c.SetDeadline(aLongTimeAgo) })
+	}
+
+	if _, err := cn.c.Write(req); err != nil {
+		stop()
+		unsent = peerGone(err)
+		return nil, unsent, c.ioError(ctx, err, 0, unsent)
+	}
+	res, n, err := c.readReply(cn, id)
+	// If stop reports the AfterFunc already ran, it may set a past deadline
+	// at any moment, even on the next call's turn: such a connection is
+	// never reused, whatever the outcome.
+	stopped := stop()
+	var rpcErr *RPCError
+	if err == nil || errors.As(err, &rpcErr) {
+		keep = stopped
+		return res, false, err
+	}
+	unsent = n == 0 && errors.Is(err, syscall.ECONNRESET)
+	return nil, unsent, c.ioError(ctx, err, n, unsent)
+}
+
+// peerGone reports a write error that means the peer had closed.
+func peerGone(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ENOTCONN)
+}
+
+// errReplyTooLarge is readLine's refusal of an over-long line.
+var errReplyTooLarge = errors.New("reply too large")
+
+// readReply reads lines until the reply to id, skipping notifications. It
+// returns the result, or an *RPCError, or another error; n counts the bytes
+// read either way. The result never aliases cn's buffer.
+func (c *Client) readReply(cn *conn, id uint64) (res json.RawMessage, n int, err error) {
+	for {
+		line, owned, m, err := readLine(cn.r, c.opts.MaxReplySize)
+		n += m
+		if err != nil {
+			return nil, n, err
+		}
+		r, err := parseReply(line)
+		if err != nil {
+			return nil, n, fmt.Errorf("%w: %v", ErrBadReply, err)
+		}
+		if r.notification {
+			continue // the contract has none, but they are harmless
+		}
+		if !idMatches(r.id, id) {
+			got := "no id"
+			if r.id != nil {
+				got = fmt.Sprintf("id %.40s", r.id)
+			}
+			if r.err != nil {
+				got += " and " + r.err.Error()
+			}
+			return nil, n, fmt.Errorf("%w: answered %s to request id %d", ErrBadReply, got, id)
+		}
+		if r.err != nil {
+			if !owned {
+				r.err.Data = bytes.Clone(r.err.Data)
+			}
+			return nil, n, r.err
+		}
+		if !owned {
+			return bytes.Clone(r.result), n, nil
+		}
+		return r.result, n, nil
+	}
+}
+
+// readLine reads one line of at most max bytes, not counting the newline,
+// which it drops. The line aliases r's buffer unless owned is set. n counts
+// the bytes consumed, also on error. A longer line is refused as soon as it
+// passes max, so memory stays bounded by max plus the read buffer.
+func readLine(r *bufio.Reader, max int) (line []byte, owned bool, n int, err error) {
+	frag, err := r.ReadSlice('\n')
+	n = len(frag)
+	switch {
+	case err == nil && n-1 <= max:
+		return frag[:n-1], false, n, nil
+	case err == nil || err == bufio.ErrBufferFull && n > max:
+		return nil, false, n, errReplyTooLarge
+	case err != bufio.ErrBufferFull:
+		return nil, false, n, err
+	}
+	buf := append(make([]byte, 0, 2*n), frag...)
+	for {
+		frag, err = r.ReadSlice('\n')
+		n += len(frag)
+		switch {
+		case err == nil:
+			if len(buf)+len(frag)-1 > max {
+				return nil, false, n, errReplyTooLarge
+			}
+			return append(buf, frag[:len(frag)-1]...), true, n, nil
+		case err != bufio.ErrBufferFull:
+			return nil, false, n, err
+		case len(buf)+len(frag) > max:
+			return nil, false, n, errReplyTooLarge
+		}
+		buf = append(buf, frag...)
+	}
+}
+
+// ioError classifies a failed send or receive, after n bytes of reply;
+// unsent says the backend never read the request.
+func (c *Client) ioError(ctx context.Context, err error, n int, unsent bool) error {
+	switch {
+	case errors.Is(err, ErrBadReply):
+		return err
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for the backend: %w", ctx.Err())
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// Only the context's deadline is ever set, and the net poller's
+		// timer may fire a moment before the context's.
+		return fmt.Errorf("waiting for the backend: %w", context.DeadlineExceeded)
+	case c.isClosed():
+		return ErrClosed
+	case errors.Is(err, errReplyTooLarge):
+		return fmt.Errorf("%w: reply longer than %d bytes", ErrBadReply, c.opts.MaxReplySize)
+	case unsent:
+		// The backend is not taking requests; it may have refused us
+		// after checking who we are.
+		return fmt.Errorf("%w at %s: the backend closed the connection without reading the request: %w", ErrUnavailable, c.path, describe(err))
+	case n == 0 && errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: connection closed before the reply", ErrBadReply)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%w: connection closed after %d bytes of the reply", ErrBadReply, n)
+	}
+	return fmt.Errorf("%w: receive: %w", ErrBadReply, describe(err))
+}

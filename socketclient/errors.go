@@ -1,0 +1,53 @@
+package socketclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Errors a Call returns, to be compared with errors.Is. Every error from
+// Call wraps at most one of them; a failure that is the context's (timeout,
+// cancellation) wraps the context's error instead, so
+// errors.Is(err, context.DeadlineExceeded) holds after a timeout.
+var (
+	// ErrUnavailable means no request reached the backend: the socket is
+	// missing or refuses connections, the peer checks failed, or the
+	// backend closed the connection before reading the request. The error
+	// names the socket and the reason, e.g. "backend unavailable at
+	// /run/t.sock: connect: no such file or directory".
+	ErrUnavailable = errors.New("backend unavailable")
+
+	// ErrBadReply means the request was sent but no valid reply came back:
+	// the reply was not JSON-RPC, answered another id, was longer than
+	// Options.MaxReplySize, or the connection closed before or during the
+	// reply. The backend may or may not have carried out the request.
+	ErrBadReply = errors.New("bad reply from backend")
+
+	// ErrClosed means the Client was closed before or during the call.
+	ErrClosed = errors.New("backend client closed")
+)
+
+// RPCError is a JSON-RPC error object the backend answered with, such as
+// code -32011 "Permission denied". Call returns it as *RPCError.
+type RPCError struct {
+	// Code is the JSON-RPC error code.
+	Code int64
+	// Message is the backend's short description.
+	Message string
+	// Data is the optional "data" member exactly as the backend sent it;
+	// nil when absent.
+	Data json.RawMessage
+}
+
+// Error reports the code and message, as "backend error <code>: <message>".
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("backend error %d: %s", e.Code, e.Message)
+}
+
+// Is reports whether target is an *RPCError with the same code, so
+// errors.Is(err, &RPCError{Code: -32011}) matches any permission error.
+func (e *RPCError) Is(target error) bool {
+	t, ok := target.(*RPCError)
+	return ok && t != nil && t.Code == e.Code
+}
