@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"runtime/pprof"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -16,6 +18,17 @@ import (
 // ctx is cancelled (a signal). stdout carries protocol messages only.
 func runServe(ctx context.Context, e *env, opts *options) error {
 	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	if opts.cpuProfile != "" {
+		f, err := os.Create(opts.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 
