@@ -41,6 +41,11 @@ const maxReportedViolations = 20
 // The call finishes against the snapshot it started with, whatever
 // reloads happen meanwhile.
 func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	select {
+	case <-r.loaded:
+	case <-ctx.Done():
+		return protocol.TextResult("The call was cancelled while the manifests were loading.", true), nil
+	}
 	e, ok := r.snap.Load().Lookup(req.Name)
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
