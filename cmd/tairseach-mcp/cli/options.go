@@ -34,6 +34,7 @@ type options struct {
 	maxReplySize   int
 	allowAnyPeer   bool
 	cpuProfile     string // hidden: write a CPU profile of the session
+	logLevelSet    bool   // --log-level or its variable was given
 }
 
 // setting describes one flag and its variable, for registration and help.
