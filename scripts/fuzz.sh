@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 fuzztime="${FUZZTIME:-30s}"
 targets=(
 	"./protocol FuzzServe"
+	"./protocol/jsonscan FuzzValid"
 	"./manifest FuzzParse"
 	"./registry FuzzClientName"
 	"./socketclient FuzzParseReply"
