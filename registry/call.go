@@ -13,6 +13,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -207,13 +208,5 @@ func (r *Registry) report(level zerolog.Level, msg string) {
 }
 
 // decodeJSON decodes a value the way the schema library expects (numbers
-// as json.Number).
-func decodeJSON(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+// as json.Number), in one pass.
+func decodeJSON(data []byte) (any, error) { return jsonscan.Decode(data) }

@@ -305,7 +305,7 @@ func Unquote(lit []byte) string {
 		if utf8.Valid(inner) {
 			return string(inner)
 		}
-		return string(bytes.ToValidUTF8(inner, []byte("\uFFFD")))
+		return fixUTF8(inner)
 	}
 	var b []byte
 	for i := 0; i < len(inner); i++ {
@@ -343,7 +343,25 @@ func Unquote(lit []byte) string {
 			b = append(b, inner[i])
 		}
 	}
-	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return fixUTF8(b)
+}
+
+// fixUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.
+func fixUTF8(b []byte) string {
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return string(out)
 }
 
 func hex4(h []byte) rune {

@@ -99,3 +99,29 @@ func BenchmarkValid(b *testing.B) {
 		}
 	})
 }
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e-3,{"b":"c\u0041"}],"d":true,"e":null}`, `"x"`, `[{}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Decode(data)
+		if (err == nil) != json.Valid(data) {
+			t.Fatalf("Decode(%q) error %v disagrees with encoding/json", data, err)
+		}
+		if err != nil {
+			return
+		}
+		d := json.NewDecoder(strings.NewReader(string(data)))
+		d.UseNumber()
+		var want any
+		if err := d.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Fatalf("Decode(%q) = %s, encoding/json gives %s", data, gb, wb)
+		}
+	})
+}
