@@ -215,7 +215,7 @@ func TestBackendMisbehaviourFailsOnlyThatCall(t *testing.T) {
 	if errs := r.out.exactlyOnce(t, 12); errs != 6 {
 		t.Errorf("%d tool errors, want 6", errs)
 	}
-	for i, want := range map[int]string{1: "did not answer", 2: "invalid reply", 3: "does not match", 4: "invalid reply", 5: "larger than", 6: "invalid reply"} {
+	for i, want := range map[int]string{1: "did not answer", 2: "invalid reply", 3: "invalid reply", 4: "invalid reply", 5: "invalid reply", 6: "invalid reply"} {
 		if got := r.out.responses[strconv.Itoa(i)][0]; !strings.Contains(got, want) {
 			t.Errorf("call %d: %s lacks %q", i, got, want)
 		}
