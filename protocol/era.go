@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 )
@@ -146,7 +145,10 @@ type subscriptions struct {
 	closed bool
 }
 
-func (s *subscriptions) add(sub *subscription) bool {
+// add registers sub and runs ack, both under the lock that notifications
+// take too: the acknowledgement is the first message of the subscription,
+// and no change after it is missed.
+func (s *subscriptions) add(sub *subscription, ack func()) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -156,6 +158,7 @@ func (s *subscriptions) add(sub *subscription) bool {
 		s.open = map[*subscription]struct{}{}
 	}
 	s.open[sub] = struct{}{}
+	ack()
 	return true
 }
 
@@ -165,10 +168,13 @@ func (s *subscriptions) remove(sub *subscription) {
 	s.mu.Unlock()
 }
 
-func (s *subscriptions) list() []*subscription {
+// forEach runs f for each open subscription, under the lock.
+func (s *subscriptions) forEach(f func(*subscription)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Collect(maps.Keys(s.open))
+	for sub := range s.open {
+		f(sub)
+	}
 }
 
 // closeAll ends every stream (the server is shutting down) and refuses new ones.
@@ -193,8 +199,6 @@ func (ss *session) listen(ctx context.Context, rc *reqContext, req request) ([]b
 		return nil, fmt.Errorf(`%w: subscriptions/listen: "notifications" is required`, ErrInvalidParams)
 	}
 	sub := &subscription{id: req.ID, tools: rc.p.Notifications.ToolsListChanged && ss.srv.ListChanged, done: make(chan struct{})}
-	// Acknowledge before the subscription can receive anything: the spec
-	// wants the acknowledgement first among its notifications.
 	ack := []byte(`{"notifications":{`)
 	if sub.tools {
 		ack = append(ack, `"toolsListChanged":true`...)
@@ -202,8 +206,10 @@ func (ss *session) listen(ctx context.Context, rc *reqContext, req request) ([]b
 	ack = append(ack, `},"_meta":{"`+metaSubscriptionID+`":`...)
 	ack = append(ack, req.ID...)
 	ack = append(ack, `}}`...)
-	ss.send(appendNotification(nil, "notifications/subscriptions/acknowledged", ack))
-	if !ss.subs.add(sub) {
+	sendAck := func() { ss.send(appendNotification(nil, "notifications/subscriptions/acknowledged", ack)) }
+	if !ss.subs.add(sub, sendAck) {
+		// The server is shutting down: acknowledge, then end at once.
+		sendAck()
 		return ss.listenResult(rc, req), nil
 	}
 	defer ss.subs.remove(sub)
@@ -232,13 +238,13 @@ func (ss *session) notifyToolsChanged() {
 	if ss.version.Load() != nil {
 		ss.send(appendNotification(nil, "notifications/tools/list_changed", nil))
 	}
-	for _, sub := range ss.subs.list() {
+	ss.subs.forEach(func(sub *subscription) {
 		if !sub.tools {
-			continue
+			return
 		}
 		p := []byte(`{"_meta":{"` + metaSubscriptionID + `":`)
 		p = append(p, sub.id...)
 		p = append(p, "}}"...)
 		ss.send(appendNotification(nil, "notifications/tools/list_changed", p))
-	}
+	})
 }

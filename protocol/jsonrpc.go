@@ -1,10 +1,10 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"reflect"
 	"strings"
 )
@@ -106,16 +106,6 @@ func (id ID) valid() bool {
 // key returns a map key that identifies the id (ids are compared as sent).
 func (id ID) key() string { return string(id) }
 
-// rawMessage is the decoded envelope of any incoming line.
-type rawMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // request is one decoded client request or notification.
 type request struct {
 	ID     ID // nil for notifications
@@ -130,46 +120,81 @@ func (r *request) isNotification() bool { return r.ID == nil }
 // the id could not be read). A response from the client (we never send
 // requests) is reported as isResponse and ignored by the caller.
 func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err error) {
-	var m rawMessage
-	if e := json.Unmarshal(data, &m); e != nil {
-		var syn *json.SyntaxError
-		if errors.As(e, &syn) {
-			return req, false, nullID, fmt.Errorf("%w: %v", ErrParse, e)
-		}
-		// Valid JSON of the wrong shape (for example a bare number, or
-		// "method": 3).
-		return req, false, nullID, fmt.Errorf("%w: %s", ErrInvalidRequest, describeDecodeError(e, "a message must be a JSON object"))
+	// One validating pass over the line, then a split of the top-level
+	// members: params (which may be large) are never decoded here.
+	if e := jsonscan.Valid(data); e != nil {
+		return req, false, nullID, fmt.Errorf("%w: %v", ErrParse, e)
 	}
-	id := ID(m.ID)
-	if id != nil && !id.valid() {
+	var jsonrpc, id, method, params, result, errObj []byte
+	e := jsonscan.Members(data, func(key string, v []byte) bool {
+		switch key {
+		case "jsonrpc":
+			jsonrpc = v
+		case "id":
+			id = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		case "result":
+			result = v
+		case "error":
+			errObj = v
+		}
+		return true
+	})
+	if e != nil {
+		return req, false, nullID, fmt.Errorf("%w: a message must be a JSON object", ErrInvalidRequest)
+	}
+	if id != nil && !ID(id).valid() {
 		// An id of null, an object, a bool: there is no id to answer with.
 		return req, false, nullID, fmt.Errorf("%w: id must be a string or an integer", ErrInvalidRequest)
 	}
-	errID = id
+	errID = ID(id)
 	if errID == nil {
 		errID = nullID
 	}
-	if m.JSONRPC != "2.0" {
+	if string(jsonrpc) != `"2.0"` && (jsonrpc == nil || jsonrpc[0] != '"' || jsonscan.Unquote(jsonrpc) != "2.0") {
 		return req, false, errID, fmt.Errorf(`%w: "jsonrpc" must be "2.0"`, ErrInvalidRequest)
 	}
-	if m.Method == nil {
-		if id != nil && (m.Result != nil || m.Error != nil) {
+	if method == nil || string(method) == "null" {
+		if id != nil && (result != nil || errObj != nil) {
 			return req, true, nil, nil
 		}
 		return req, false, errID, fmt.Errorf(`%w: "method" is missing`, ErrInvalidRequest)
 	}
-	if *m.Method == "" {
+	if method[0] != '"' {
+		return req, false, errID, fmt.Errorf(`%w: "method" must be a string, not %s`, ErrInvalidRequest, kindOf(method))
+	}
+	name := jsonscan.Unquote(method)
+	if name == "" {
 		return req, false, errID, fmt.Errorf(`%w: "method" is empty`, ErrInvalidRequest)
 	}
-	if p := bytes.TrimSpace(m.Params); len(p) > 0 && p[0] != '{' && !bytes.Equal(p, []byte("null")) {
+	if string(params) == "null" {
+		params = nil
+	}
+	if params != nil && params[0] != '{' {
 		// MCP params are always objects; JSON-RPC allows arrays, which no MCP method takes.
 		return req, false, errID, fmt.Errorf(`%w: "params" must be an object`, ErrInvalidRequest)
 	}
-	params := m.Params
-	if bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
-		params = nil
+	return request{ID: ID(id), Method: name, Params: params}, false, nil, nil
+}
+
+// kindOf names the kind of a valid JSON value, for messages.
+func kindOf(v []byte) string {
+	switch v[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
 	}
-	return request{ID: id, Method: *m.Method, Params: params}, false, nil, nil
+	return "number"
 }
 
 // describeDecodeError says what was wrong with valid JSON of the wrong

@@ -212,8 +212,8 @@ func (ts *ToolSet) Equal(other *ToolSet) bool {
 
 // Content is one content block of a tool result. Only text blocks are produced.
 type Content struct {
-	Type string // "text"
-	Text string
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
 }
 
 // CallToolResult is the outcome of running a tool.

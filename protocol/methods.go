@@ -1,11 +1,14 @@
 package protocol
 
 import (
+	"errors"
+
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"strconv"
 	"time"
 )
@@ -34,6 +37,68 @@ type params struct {
 	Notifications *subscriptionFilter `json:"notifications"`
 }
 
+// decode fills p from a params object (already valid JSON) in one pass:
+// large members such as arguments are kept as sub-slices, never decoded.
+func (p *params) decode(obj []byte) error {
+	var err error
+	str := func(key string, v []byte) *string {
+		switch v[0] {
+		case '"':
+			s := jsonscan.Unquote(v)
+			return &s
+		case 'n':
+			return nil
+		}
+		err = fmt.Errorf("%q must be a string, not %s", key, kindOf(v))
+		return nil
+	}
+	raw := func(v []byte) json.RawMessage {
+		if string(v) == "null" {
+			return nil
+		}
+		return v
+	}
+	jerr := jsonscan.Members(obj, func(key string, v []byte) bool {
+		switch key {
+		case "_meta":
+			if string(v) != "null" {
+				if e := json.Unmarshal(v, &p.Meta); e != nil {
+					err = fmt.Errorf("_meta: %s", describeDecodeError(e, `"_meta" must be an object`))
+				}
+			}
+		case "protocolVersion":
+			p.ProtocolVersion = str(key, v)
+		case "capabilities":
+			p.Capabilities = raw(v)
+		case "clientInfo":
+			p.ClientInfo = raw(v)
+		case "name":
+			p.Name = str(key, v)
+		case "arguments":
+			p.Arguments = raw(v)
+		case "cursor":
+			p.Cursor = str(key, v)
+		case "level":
+			p.Level = str(key, v)
+		case "uri":
+			p.URI = str(key, v)
+		case "requestId":
+			p.RequestID = raw(v)
+		case "notifications":
+			if string(v) != "null" {
+				if e := json.Unmarshal(v, &p.Notifications); e != nil {
+					err = fmt.Errorf("notifications: %s", describeDecodeError(e, `"notifications" must be an object`))
+				}
+			}
+		}
+		return err == nil
+	})
+	if jerr != nil {
+		return errors.New("params must be an object")
+	}
+	return err
+}
+
 // requestMeta is the _meta object of a request.
 type requestMeta struct {
 	ProgressToken      json.RawMessage `json:"progressToken"`
@@ -58,8 +123,8 @@ type reqContext struct {
 func (ss *session) requestContext(req request) (*reqContext, error) {
 	rc := &reqContext{}
 	if len(req.Params) > 0 {
-		if err := json.Unmarshal(req.Params, &rc.p); err != nil {
-			return nil, fmt.Errorf("%w: %s: %s", ErrInvalidParams, req.Method, describeDecodeError(err, "params must be an object"))
+		if err := rc.p.decode(req.Params); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalidParams, req.Method, err)
 		}
 	}
 	if err := ss.chooseEra(req, rc); err != nil {

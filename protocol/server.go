@@ -376,6 +376,9 @@ func (ss *session) handleLine(line []byte) {
 	if len(line) == 0 {
 		return
 	}
+	// The reader reuses its buffer; requests keep sub-slices of the line
+	// (params, arguments) beyond this call, so they get their own copy.
+	line = bytes.Clone(line)
 	if line[0] == '[' {
 		ss.handleBatch(line)
 		return

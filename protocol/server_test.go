@@ -94,7 +94,7 @@ func TestRequestsAndErrors(t *testing.T) {
 		{"notifications get no response", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, ""},
 		{"unknown notifications get no response", `{"jsonrpc":"2.0","method":"notifications/whatever","params":{}}`, ""},
 		{"client responses get no response", `{"jsonrpc":"2.0","id":5,"result":{}}`, ""},
-		{"unparseable JSON gets -32700 with id null", `{"jsonrpc":"2.0","id":1,"method":`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"unexpected end of JSON input"}}`},
+		{"unparseable JSON gets -32700 with id null", `{"jsonrpc":"2.0","id":1,"method":`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"unexpected end of JSON input at offset 33"}}`},
 		{"a wrong jsonrpc version gets -32600", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"\"jsonrpc\" must be \"2.0\""}}`},
 		{"a missing method gets -32600", `{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"\"method\" is missing"}}`},
 		{"an object id gets -32600 with id null", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -41,6 +42,11 @@ const maxReportedViolations = 20
 // The call finishes against the snapshot it started with, whatever
 // reloads happen meanwhile.
 func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	select {
+	case <-r.loaded:
+	case <-ctx.Done():
+		return protocol.TextResult("The call was cancelled while the manifests were loading.", true), nil
+	}
 	e, ok := r.snap.Load().Lookup(req.Name)
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
@@ -202,13 +208,5 @@ func (r *Registry) report(level zerolog.Level, msg string) {
 }
 
 // decodeJSON decodes a value the way the schema library expects (numbers
-// as json.Number).
-func decodeJSON(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+// as json.Number), in one pass.
+func decodeJSON(data []byte) (any, error) { return jsonscan.Decode(data) }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,10 @@ type Options struct {
 	// Debounce is how long the watcher waits for events to stop before it
 	// reloads (default 100 ms).
 	Debounce time.Duration
+	// LoadInBackground makes New return at once and load the manifests
+	// in a goroutine; Tools and CallTool wait until the first load is
+	// done. A server uses it to answer initialize while it loads.
+	LoadInBackground bool
 }
 
 // Registry is the live tool table. It is safe for concurrent use: calls
@@ -68,6 +73,7 @@ type Registry struct {
 	reload sync.Mutex // serialises Reload; guards files
 	files  map[string]*fileState
 
+	loaded       chan struct{} // closed when the first load is done
 	reloads      atomic.Int64  // number of Reload calls, for tests
 	watching     chan struct{} // closed once Watch has its watches in place
 	watchingOnce sync.Once
@@ -84,7 +90,7 @@ type fileState struct {
 // New returns a registry with the manifests under opts.Dirs loaded. It
 // never fails: problems are in Snapshot().Problems and are logged.
 func New(opts Options) *Registry {
-	r := &Registry{opts: opts, files: map[string]*fileState{}, watching: make(chan struct{})}
+	r := &Registry{opts: opts, files: map[string]*fileState{}, watching: make(chan struct{}), loaded: make(chan struct{})}
 	if opts.Logger != nil {
 		r.log = *opts.Logger
 	} else {
@@ -97,15 +103,33 @@ func New(opts Options) *Registry {
 		r.opts.Debounce = 100 * time.Millisecond
 	}
 	r.snap.Store(&Snapshot{byName: map[string]*Entry{}, tools: protocol.NewToolSet(nil)})
-	r.Reload()
+	if !opts.LoadInBackground {
+		r.Reload()
+		close(r.loaded)
+		return r
+	}
+	// The first load runs on its own; it ends when the load is done,
+	// which Loaded reports.
+	go func() {
+		r.Reload()
+		close(r.loaded)
+	}()
 	return r
 }
 
-// Snapshot returns the current tool table.
+// Loaded returns a channel that is closed once the first load is done.
+func (r *Registry) Loaded() <-chan struct{} { return r.loaded }
+
+// Snapshot returns the current tool table. With LoadInBackground it may
+// be empty until Loaded is closed.
 func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
 
-// Tools returns the tools clients see; part of protocol.ToolProvider.
-func (r *Registry) Tools() *protocol.ToolSet { return r.snap.Load().tools }
+// Tools returns the tools clients see, waiting for the first load; part
+// of protocol.ToolProvider.
+func (r *Registry) Tools() *protocol.ToolSet {
+	<-r.loaded
+	return r.snap.Load().tools
+}
 
 // Reload re-reads the manifest folders, publishes a new snapshot and
 // returns it. Files whose contents did not change are not parsed again.
@@ -118,38 +142,63 @@ func (r *Registry) Reload() *Snapshot {
 
 	start := time.Now()
 	paths, walkProblems := manifest.Files(r.opts.Dirs...)
+
+	// Read every file; parse the ones whose contents changed, in parallel
+	// (compiling schemas is most of the work of a load).
+	type job struct {
+		path     string
+		data     []byte
+		readErr  error
+		parsed   *manifest.Manifest
+		problems []manifest.Problem
+		changed  bool
+	}
+	jobs := make([]job, len(paths))
+	var toParse []*job
+	for i, p := range paths {
+		j := &jobs[i]
+		j.path = p
+		j.data, j.readErr = readManifest(p)
+		st := r.files[p]
+		if j.readErr == nil && (st == nil || string(st.data) != string(j.data)) {
+			j.changed = true
+			toParse = append(toParse, j)
+		}
+	}
+	parallel(len(toParse), func(i int) {
+		j := toParse[i]
+		j.parsed, j.problems = manifest.Parse(j.path, j.data)
+	})
+
 	var fresh []manifest.Problem
 	seen := make(map[string]bool, len(paths))
 	var ms []*manifest.Manifest
 	var fileProblems []manifest.Problem
-	for _, p := range paths {
+	for i := range jobs {
+		j := &jobs[i]
+		p := j.path
 		seen[p] = true
-		data, err := readManifest(p)
 		st := r.files[p]
-		if err != nil {
+		if st == nil {
+			st = &fileState{}
+			r.files[p] = st
+		}
+		switch {
+		case j.readErr != nil:
 			// Vanished between the walk and the read, or unreadable:
 			// treat like a parse failure so last good tools stay.
-			pr := manifest.Problem{File: p, Severity: manifest.Error, Message: fmt.Sprintf("cannot read: %v", err)}
-			if st == nil {
-				st = &fileState{}
-				r.files[p] = st
-			}
+			pr := manifest.Problem{File: p, Severity: manifest.Error, Message: fmt.Sprintf("cannot read: %v", j.readErr)}
 			if len(st.problems) != 1 || st.problems[0] != pr {
 				fresh = append(fresh, pr)
 			}
 			st.data, st.parsed, st.problems = nil, nil, []manifest.Problem{pr}
-		} else if st == nil || string(st.data) != string(data) {
-			m, problems := manifest.Parse(p, data)
-			if st == nil {
-				st = &fileState{}
-				r.files[p] = st
+		case j.changed:
+			st.data, st.parsed, st.problems = j.data, j.parsed, j.problems
+			if j.parsed != nil && !manifest.HasErrors(j.problems) {
+				st.lastGood = j.parsed
 			}
-			st.data, st.parsed, st.problems = data, m, problems
-			if m != nil && !manifest.HasErrors(problems) {
-				st.lastGood = m
-			}
-			fresh = append(fresh, problems...)
-			if manifest.HasErrors(problems) && st.lastGood != nil && st.lastGood != m {
+			fresh = append(fresh, j.problems...)
+			if manifest.HasErrors(j.problems) && st.lastGood != nil && st.lastGood != j.parsed {
 				fresh = append(fresh, manifest.Problem{File: p, Severity: manifest.Warning,
 					Message: "keeping the tools of the last good version until the errors are fixed"})
 			}
@@ -192,10 +241,40 @@ func (r *Registry) Reload() *Snapshot {
 	r.logProblems(fresh)
 	r.log.Debug().Int("tools", next.tools.Len()).Int("files", len(paths)).Bool("changed", changed).
 		Dur("dur", time.Since(start)).Msg("manifests loaded")
+	select {
+	case <-r.loaded:
+	default:
+		// The first load: nobody has seen a list yet, so nothing changed for anyone.
+		changed = false
+	}
 	if changed && r.opts.OnChange != nil {
 		r.opts.OnChange(next)
 	}
 	return next
+}
+
+// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines and waits for all.
+func parallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		// Each worker takes indexes until none are left; parallel waits for all.
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func readManifest(path string) ([]byte, error) {

@@ -39,7 +39,7 @@ func (f *fakeBackend) recorded() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func writeFile(t *testing.T, path, data string) {
+func writeFile(t testing.TB, path, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

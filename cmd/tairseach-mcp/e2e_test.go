@@ -241,6 +241,10 @@ func TestGoSDKClientSeesListChanged(t *testing.T) {
 			dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 			changed := make(chan struct{}, 10)
 			cs := connectSDK(t, bridgeCmd(dir, be.Path), version, func() { changed <- struct{}{} })
+			// A client lists before it can care about changes to the list.
+			if _, err := cs.ListTools(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
 			extra := `{"id":"x","tools":[{"name":"extra.tool","description":"New.","inputSchema":{"type":"object"}}],"implementation":{"methods":{"extra.tool":"notes.create"}}}`
 			if err := os.WriteFile(filepath.Join(dir, "extra.json"), []byte(extra), 0o644); err != nil {
 				t.Fatal(err)
@@ -377,6 +381,112 @@ func TestEveryStdoutLineIsAValidMessageAtDebugLevel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestEveryStdoutLineIsAValidMessageInTheModernEra(t *testing.T) {
+	be := backend(t)
+	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug","progressToken":"p"}`
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":"x"},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"tairseach_notes_fail","arguments":{},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tairseach_notes_slow","arguments":{},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"resources/templates/list","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+	}
+	out, _, code := rawSession(t, bridgeCmd(dir, be.Path), "2026-07-28", lines...)
+	if code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	// Nine responses, the listen stream's acknowledgement, and its final
+	// result at EOF counted among the responses.
+	var responses int
+	for _, l := range out {
+		if strings.Contains(l, `"id":`) && !strings.Contains(l, `"method"`) {
+			responses++
+		}
+	}
+	if responses != 9 {
+		t.Errorf("%d responses, want 9:\n%s", responses, strings.Join(out, "\n"))
+	}
+}
+
+// liveBridge runs the bridge with pipes for a conversation.
+type liveBridge struct {
+	t     *testing.T
+	stdin io.WriteCloser
+	lines chan string
+	cmd   *exec.Cmd
+}
+
+func startLive(t *testing.T, cmd *exec.Cmd) *liveBridge {
+	t.Helper()
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lb := &liveBridge{t: t, stdin: stdin, lines: make(chan string, 100), cmd: cmd}
+	// The reader ends when the bridge closes stdout.
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lb.lines <- sc.Text()
+		}
+		close(lb.lines)
+	}()
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	return lb
+}
+
+func (lb *liveBridge) send(line string) {
+	io.WriteString(lb.stdin, line+"\n")
+}
+
+// next returns the next line containing want.
+func (lb *liveBridge) next(want string) string {
+	lb.t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case l, ok := <-lb.lines:
+			if !ok {
+				lb.t.Fatalf("bridge exited before writing %q", want)
+			}
+			if strings.Contains(l, want) {
+				return l
+			}
+		case <-timeout:
+			lb.t.Fatalf("no line with %q within 10s", want)
+		}
+	}
+}
+
+func TestReloadProblemsReachClientsThatAskedForLogs(t *testing.T) {
+	be := backend(t)
+	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+	lb := startLive(t, bridgeCmd(dir, be.Path))
+	lb.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	lb.next(`"id":1`)
+	lb.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`)
+	lb.next(`"id":2`)
+	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"id":"notes","tools":[`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Warnings of the first load may come first, when it ends after setLevel.
+	msg := lb.next(`invalid JSON`)
+	if !strings.Contains(msg, `"method":"notifications/message"`) || !strings.Contains(msg, "notes.json") || !strings.Contains(msg, `"level":"error"`) {
+		t.Errorf("log message = %s", msg)
+	}
+	// The last good version keeps serving.
+	lb.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":"still here"}}}`)
+	if r := lb.next(`"id":3`); strings.Contains(r, "isError") {
+		t.Errorf("call after a bad save = %s", r)
 	}
 }
 

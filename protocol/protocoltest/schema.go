@@ -28,8 +28,7 @@ var strictDefs = []string{
 	"Implementation", "ServerCapabilities", "TextContent", "DiscoverResult",
 	"ListResourcesResult", "ListResourceTemplatesResult", "ListPromptsResult",
 	"JSONRPCResponse", "JSONRPCResultResponse", "JSONRPCError", "JSONRPCErrorResponse", "JSONRPCNotification",
-	"LoggingMessageNotification", "ProgressNotification", "ToolListChangedNotification",
-	"SubscriptionsAcknowledgedNotification", "SubscriptionsListenResult",
+	"SubscriptionsListenResult",
 }
 
 // resultDefs names the result definition of each method the bridge answers.

@@ -191,6 +191,9 @@ func (b *bench) startup(sock string, runs int) (stats, error) {
 	return summarise("", lat, 0, 0), nil
 }
 
+// profileN numbers the profiles of successive bridge processes.
+var profileN int
+
 // client talks to one bridge process over its stdin and stdout.
 type client struct {
 	cmd    *exec.Cmd
@@ -203,7 +206,12 @@ type client struct {
 }
 
 func startClient(bridge, sock, manifests string) (*client, error) {
-	cmd := exec.Command(bridge, "--socket", sock, "--manifests", manifests, "--log-level", "error")
+	args := []string{"--socket", sock, "--manifests", manifests, "--log-level", "error"}
+	if p := os.Getenv("BENCH_CPU_PROFILE"); p != "" {
+		profileN++
+		args = append(args, "--cpu-profile", fmt.Sprintf("%s.%d", p, profileN))
+	}
+	cmd := exec.Command(bridge, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -50,13 +50,19 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 	if !json.Valid(arguments) || len(arguments) == 0 || arguments[0] != '{' {
 		return usageError{fmt.Errorf("arguments must be a JSON object, like '{\"key\":\"value\"}'")}
 	}
-	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	// The output is the result; manifest warnings and call logs would
+	// only clutter it, unless --log-level asks for them.
+	level := opts.logLevel
+	if !opts.logLevelSet {
+		level = "error"
+	}
+	log := newLogger(e.stderr, level, opts.logFormat)
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 	reg := newRegistry(opts, backend, &log, nil)
 	res, err := reg.CallTool(ctx, &protocol.CallToolRequest{Name: args[0], Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
 	if err != nil {
-		return fmt.Errorf("%w; run 'tairseach-mcp tools' to list the tools", err)
+		return fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)
 	}
 	if asJSON {
 		out := map[string]any{"content": res.Content, "isError": res.IsError}

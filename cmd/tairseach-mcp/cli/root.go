@@ -102,6 +102,7 @@ variable, which wins over the default.`,
 			if err := bindEnv(cmd, e.getenv); err != nil {
 				return err
 			}
+			opts.logLevelSet = cmd.Flags().Changed("log-level")
 			return opts.resolve()
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"runtime/pprof"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -16,6 +18,17 @@ import (
 // ctx is cancelled (a signal). stdout carries protocol messages only.
 func runServe(ctx context.Context, e *env, opts *options) error {
 	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	if opts.cpuProfile != "" {
+		f, err := os.Create(opts.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 
@@ -29,23 +42,30 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	}
 	reg := newRegistry(opts, backend, &log, srv)
 	srv.Tools = reg
-	snap := reg.Snapshot()
-	logSummary(&log, snap)
-	log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("socket", opts.socket).
-		Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
-	if !opts.noWatch {
-		wg.Add(1)
-		// The watcher lives until Serve returns; stopWatch ends it.
-		go func() {
-			defer wg.Done()
-			if err := reg.Watch(watchCtx); err != nil {
-				log.Error().Err(err).Msg("cannot watch manifests; changes need a restart")
-			}
-		}()
-	}
+	wg.Add(1)
+	// This goroutine reports the first load, then watches the manifests
+	// until Serve returns; stopWatch ends it.
+	go func() {
+		defer wg.Done()
+		select {
+		case <-reg.Loaded():
+		case <-watchCtx.Done():
+			return
+		}
+		snap := reg.Snapshot()
+		logSummary(&log, snap)
+		log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("socket", opts.socket).
+			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
+		if opts.noWatch {
+			return
+		}
+		if err := reg.Watch(watchCtx); err != nil {
+			log.Error().Err(err).Msg("cannot watch manifests; changes need a restart")
+		}
+	}()
 	err := srv.Serve(ctx, e.stdin, e.stdout)
 	stopWatch()
 	wg.Wait()
@@ -79,6 +99,8 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		Logger:      log,
 	}
 	if srv != nil {
+		// Answer initialize while the manifests load; tools/list waits.
+		ro.LoadInBackground = true
 		ro.Report = func(level zerolog.Level, msg string) { srv.Log(clientLevel(level), "tairseach-mcp", msg) }
 		ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() }
 	}

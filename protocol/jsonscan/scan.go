@@ -1,0 +1,381 @@
+// Package jsonscan validates JSON and splits objects into members in
+// single passes over the bytes, without decoding values that are only
+// passed through. The bridge's payloads (tool arguments, backend results)
+// are forwarded as they arrived; validating them once, quickly, is all
+// they need. encoding/json remains the tool for decoding small values.
+package jsonscan
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds nesting; deeper input is rejected rather than risking
+// the stack (encoding/json's own limit is 10000).
+const MaxDepth = 10000
+
+// SyntaxError describes invalid JSON and where it was found.
+type SyntaxError struct {
+	Offset int
+	msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.Offset) }
+
+// Valid checks that data holds exactly one JSON value, surrounded by
+// optional white space.
+func Valid(data []byte) error {
+	s := scanner{data: data}
+	s.skipSpace()
+	if err := s.value(0); err != nil {
+		return err
+	}
+	s.skipSpace()
+	if s.pos != len(data) {
+		return s.fail("unexpected data after the top-level value")
+	}
+	return nil
+}
+
+type scanner struct {
+	data []byte
+	pos  int
+}
+
+func (s *scanner) fail(msg string) error { return &SyntaxError{Offset: s.pos, msg: msg} }
+
+func (s *scanner) skipSpace() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) value(depth int) error {
+	if s.pos >= len(s.data) {
+		return s.fail("unexpected end of JSON input")
+	}
+	switch c := s.data[s.pos]; {
+	case c == '"':
+		return s.str()
+	case c == '{':
+		return s.object(depth + 1)
+	case c == '[':
+		return s.array(depth + 1)
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return s.fail(fmt.Sprintf("invalid character %q looking for the beginning of a value", s.data[s.pos]))
+}
+
+func (s *scanner) literal(lit string) error {
+	if !bytes.HasPrefix(s.data[s.pos:], []byte(lit)) {
+		return s.fail("invalid literal")
+	}
+	s.pos += len(lit)
+	return nil
+}
+
+func (s *scanner) object(depth int) error {
+	if depth > MaxDepth {
+		return s.fail("nesting too deep")
+	}
+	s.pos++ // {
+	s.skipSpace()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+		return nil
+	}
+	for {
+		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+			return s.fail("expected a string key")
+		}
+		if err := s.str(); err != nil {
+			return err
+		}
+		s.skipSpace()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return s.fail("expected ':' after an object key")
+		}
+		s.pos++
+		s.skipSpace()
+		if err := s.value(depth); err != nil {
+			return err
+		}
+		s.skipSpace()
+		if s.pos >= len(s.data) {
+			return s.fail("unexpected end of JSON input")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+			s.skipSpace()
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return s.fail("expected ',' or '}' in an object")
+		}
+	}
+}
+
+func (s *scanner) array(depth int) error {
+	if depth > MaxDepth {
+		return s.fail("nesting too deep")
+	}
+	s.pos++ // [
+	s.skipSpace()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		return nil
+	}
+	for {
+		if err := s.value(depth); err != nil {
+			return err
+		}
+		s.skipSpace()
+		if s.pos >= len(s.data) {
+			return s.fail("unexpected end of JSON input")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+			s.skipSpace()
+		case ']':
+			s.pos++
+			return nil
+		default:
+			return s.fail("expected ',' or ']' in an array")
+		}
+	}
+}
+
+// str scans a string, checking escapes and control characters. Invalid
+// UTF-8 is accepted, as encoding/json accepts it (it decodes to U+FFFD).
+func (s *scanner) str() error {
+	s.pos++ // opening quote
+	for {
+		// The fast path: plain bytes.
+		i := s.pos
+		for i < len(s.data) {
+			c := s.data[i]
+			if c == '"' || c == '\\' || c < 0x20 {
+				break
+			}
+			i++
+		}
+		s.pos = i
+		if s.pos >= len(s.data) {
+			return s.fail("unexpected end of JSON input in a string")
+		}
+		switch c := s.data[s.pos]; {
+		case c == '"':
+			s.pos++
+			return nil
+		case c < 0x20:
+			return s.fail("control character in a string")
+		}
+		// An escape.
+		if s.pos+1 >= len(s.data) {
+			return s.fail("unexpected end of JSON input in a string")
+		}
+		switch s.data[s.pos+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			s.pos += 2
+		case 'u':
+			if s.pos+6 > len(s.data) {
+				return s.fail("unexpected end of JSON input in a string")
+			}
+			for _, h := range s.data[s.pos+2 : s.pos+6] {
+				if !isHex(h) {
+					return s.fail("invalid \\u escape")
+				}
+			}
+			s.pos += 6
+		default:
+			return s.fail("invalid escape in a string")
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func (s *scanner) number() error {
+	start := s.pos
+	if s.data[s.pos] == '-' {
+		s.pos++
+	}
+	digits := func() int {
+		n := 0
+		for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
+			s.pos++
+			n++
+		}
+		return n
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '0' {
+		s.pos++
+	} else if digits() == 0 {
+		return s.fail("invalid number")
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '.' {
+		s.pos++
+		if digits() == 0 {
+			return s.fail("invalid number")
+		}
+	}
+	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(s.data) && (s.data[s.pos] == '+' || s.data[s.pos] == '-') {
+			s.pos++
+		}
+		if digits() == 0 {
+			return s.fail("invalid number")
+		}
+	}
+	if s.pos == start {
+		return s.fail("invalid number")
+	}
+	return nil
+}
+
+// ErrNotObject is returned by Members for a value that is not an object.
+var ErrNotObject = errors.New("not a JSON object")
+
+// Members calls f with each member of the JSON object obj, in order: the
+// key unquoted (escapes decoded) and the value's raw bytes, a sub-slice of
+// obj. obj must already be valid JSON (see Valid): Members only skips
+// over values. It stops early when f returns false.
+func Members(obj []byte, f func(key string, value []byte) bool) error {
+	s := scanner{data: obj}
+	s.skipSpace()
+	if s.pos >= len(obj) || obj[s.pos] != '{' {
+		return ErrNotObject
+	}
+	s.pos++
+	for {
+		s.skipSpace()
+		if s.pos >= len(obj) {
+			return s.fail("unexpected end of JSON input")
+		}
+		if obj[s.pos] == '}' {
+			return nil
+		}
+		if obj[s.pos] == ',' {
+			s.pos++
+			s.skipSpace()
+		}
+		keyStart := s.pos
+		if err := s.str(); err != nil {
+			return err
+		}
+		key := Unquote(obj[keyStart:s.pos])
+		s.skipSpace()
+		s.pos++ // :
+		s.skipSpace()
+		valStart := s.pos
+		if err := s.value(0); err != nil {
+			return err
+		}
+		if !f(key, obj[valStart:s.pos]) {
+			return nil
+		}
+	}
+}
+
+// Unquote returns the text of a valid JSON string literal. It is fast for
+// strings without escapes, the common case.
+func Unquote(lit []byte) string {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		if utf8.Valid(inner) {
+			return string(inner)
+		}
+		return fixUTF8(inner)
+	}
+	var b []byte
+	for i := 0; i < len(inner); i++ {
+		c := inner[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		switch inner[i] {
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r := hex4(inner[i+1 : i+5])
+			i += 4
+			if r >= 0xD800 && r < 0xDC00 && i+6 < len(inner) && inner[i+1] == '\\' && inner[i+2] == 'u' {
+				if lo := hex4(inner[i+3 : i+7]); lo >= 0xDC00 && lo < 0xE000 {
+					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+					i += 6
+				}
+			}
+			if r >= 0xD800 && r < 0xE000 {
+				r = utf8.RuneError
+			}
+			b = utf8.AppendRune(b, r)
+		default: // " \ /
+			b = append(b, inner[i])
+		}
+	}
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return fixUTF8(b)
+}
+
+// fixUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.
+func fixUTF8(b []byte) string {
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return string(out)
+}
+
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		default:
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}

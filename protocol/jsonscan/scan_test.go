@@ -1,0 +1,127 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `[]`, `{"a":1}`, ` {"a" : [1, 2.5e-3, -0, true, false, null, "x\n\u00e9\ud83d\ude00"]} `,
+		`"\u12"`, `{"a":}`, `[1,]`, `{"a":1,}`, `01`, `1.`, `-`, `1e`, `tru`, `nul`, `"abc`, "\"a\tb\"", `{"a" 1}`, `{1:2}`,
+		`[1] [2]`, ``, ` `, `"\x"`, "\"\xff\"", `{"a":"b"}x`, `1E+5`, `-12.5E-7`, `[[[]]]`, `{"":""}`,
+	} {
+		want := json.Valid([]byte(in))
+		got := Valid([]byte(in)) == nil
+		if got != want {
+			t.Errorf("Valid(%q) = %v, encoding/json says %v", in, got, want)
+		}
+	}
+}
+
+func TestDepthIsBounded(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	if err := Valid([]byte(deep)); err == nil || !strings.Contains(err.Error(), "too deep") {
+		t.Errorf("Valid(deep) = %v", err)
+	}
+}
+
+func TestMembers(t *testing.T) {
+	var got []string
+	err := Members([]byte(` { "a" : 1 , "b\u0041":{"x":[1,"}"]}, "c":"\"q\""} `), func(k string, v []byte) bool {
+		got = append(got, k+"="+string(v))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `a=1|bA={"x":[1,"}"]}|c="\"q\""`
+	if strings.Join(got, "|") != want {
+		t.Errorf("members = %q, want %q", strings.Join(got, "|"), want)
+	}
+	if err := Members([]byte(`[1]`), func(string, []byte) bool { return true }); err != ErrNotObject {
+		t.Errorf("Members(array) = %v", err)
+	}
+}
+
+func TestUnquoteAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\udc00x"`, "\"\xff\""} {
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := Unquote([]byte(in)); got != want {
+			t.Errorf("Unquote(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":"c\u0041"}]}`, `[1e5,-0.5,true,null]`, `"\ud83d\ude00"`, `{"a":1,}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if (Valid(data) == nil) != json.Valid(data) {
+			t.Fatalf("Valid(%q) disagrees with encoding/json", data)
+		}
+		if Valid(data) != nil {
+			return
+		}
+		_ = Members(data, func(k string, v []byte) bool {
+			if !json.Valid(v) {
+				t.Fatalf("member %q value %q is not valid JSON", k, v)
+			}
+			var want string
+			kb, _ := json.Marshal(k)
+			_ = kb
+			_ = want
+			return true
+		})
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	data := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"data":"` + strings.Repeat("x", 64<<10) + `"}}}`)
+	b.SetBytes(int64(len(data)))
+	b.Run("jsonscan", func(b *testing.B) {
+		for b.Loop() {
+			if Valid(data) != nil {
+				b.Fatal()
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			if !json.Valid(data) {
+				b.Fatal()
+			}
+		}
+	})
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e-3,{"b":"c\u0041"}],"d":true,"e":null}`, `"x"`, `[{}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Decode(data)
+		if (err == nil) != json.Valid(data) {
+			t.Fatalf("Decode(%q) error %v disagrees with encoding/json", data, err)
+		}
+		if err != nil {
+			return
+		}
+		d := json.NewDecoder(strings.NewReader(string(data)))
+		d.UseNumber()
+		var want any
+		if err := d.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Fatalf("Decode(%q) = %s, encoding/json gives %s", data, gb, wb)
+		}
+	})
+}

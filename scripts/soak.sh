@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# soak.sh: repeat the fault tests (backend restarts under load, misbehaving
+# backend, stalled client, stdin flood, manifest churn) under the race
+# detector, for a bounded number of rounds (SOAK_ROUNDS, default 20).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${SOAK_ROUNDS:-20}"
+go test -race -count="$rounds" -timeout 60m \
+	-run 'TestBackendKilledAndRestartedDuringPipelinedLoad|TestBackendMisbehaviourFailsOnlyThatCall|TestAClientThatStopsReadingGetsBackpressureNotBloat|TestStdinFloodAndGarbage|TestManifestChurnUnderLoad' \
+	./cmd/tairseach-mcp/
