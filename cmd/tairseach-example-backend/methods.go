@@ -132,9 +132,11 @@ func debugSleep(ctx context.Context, params json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, err := required(p.MS, "ms")
-	if err != nil {
-		return nil, err
+	// Without ms it sleeps one second: enough for a client to see
+	// progress heartbeats, which is what callers without arguments want.
+	ms := integer(1000)
+	if p.MS != nil {
+		ms = *p.MS
 	}
 	if ms < 0 || ms > maxSleep {
 		return nil, invalidParams("ms must be between 0 and %d, got %d", maxSleep, ms)

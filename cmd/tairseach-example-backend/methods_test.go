@@ -302,7 +302,6 @@ func TestDebugSleep(t *testing.T) {
 		params any
 		msg    string
 	}{
-		{map[string]any{}, "ms is required"},
 		{map[string]any{"ms": -1}, "ms must be between 0 and 600000, got -1"},
 		{map[string]any{"ms": 600001}, "ms must be between 0 and 600000, got 600001"},
 		{map[string]any{"ms": "10"}, "ms must be an integer"},

@@ -28,6 +28,7 @@ type options struct {
 	logFormat      string
 	instructions   string
 	noWatch        bool
+	progress       time.Duration
 	maxMessageSize int
 	maxInFlight    int
 	poolSize       int
@@ -52,6 +53,7 @@ var settings = []setting{
 	{"log-format", "TAIRSEACH_LOG_FORMAT", "stderr log format: json, console, or auto (console on a terminal)"},
 	{"instructions", "TAIRSEACH_INSTRUCTIONS", "instructions sent to clients with the server's capabilities"},
 	{"no-watch", "TAIRSEACH_NO_WATCH", "do not watch manifest folders for changes"},
+	{"progress-interval", "TAIRSEACH_PROGRESS_INTERVAL", "period of notifications/progress heartbeats for calls that carry a progressToken; 0 turns them off"},
 	{"max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message in bytes"},
 	{"max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; more wait (backpressure)"},
 	{"pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
@@ -77,6 +79,7 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.logFormat, "log-format", "auto", u("log-format"))
 	fs.StringVar(&o.instructions, "instructions", "", u("instructions"))
 	fs.BoolVar(&o.noWatch, "no-watch", false, u("no-watch"))
+	fs.DurationVar(&o.progress, "progress-interval", protocol.DefaultProgressInterval, u("progress-interval"))
 	fs.IntVar(&o.maxMessageSize, "max-message-size", protocol.DefaultMaxMessageSize, u("max-message-size"))
 	fs.IntVar(&o.maxInFlight, "max-in-flight", protocol.DefaultMaxInFlight, u("max-in-flight"))
 	fs.IntVar(&o.poolSize, "pool-size", 16, u("pool-size"))
@@ -132,6 +135,9 @@ func (o *options) resolve() error {
 	}
 	if _, err := parseLevel(o.logLevel); err != nil {
 		return usageError{err}
+	}
+	if o.progress < 0 {
+		return usageError{fmt.Errorf("--progress-interval must not be negative, not %s", o.progress)}
 	}
 	if o.callTimeout <= 0 {
 		return usageError{fmt.Errorf("--call-timeout must be positive, not %s", o.callTimeout)}

@@ -40,6 +40,10 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		MaxMessageSize: opts.maxMessageSize,
 		MaxInFlight:    opts.maxInFlight,
 	}
+	srv.ProgressInterval = opts.progress
+	if opts.progress == 0 {
+		srv.ProgressInterval = -1 // off
+	}
 	reg := newRegistry(opts, backend, &log, srv)
 	srv.Tools = reg
 
