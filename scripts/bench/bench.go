@@ -75,7 +75,7 @@ func (b *bench) runAll() (*results, error) {
 			mode = "concurrent backend"
 		}
 		sock := filepath.Join(b.work, fmt.Sprintf("b%v.sock", concurrent))
-		be, err := startBackend(sock, concurrent)
+		be, err := spawnBackend(sock, concurrent)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +112,7 @@ func (b *bench) runAll() (*results, error) {
 	}
 
 	sock := filepath.Join(b.work, "list.sock")
-	be, err := startBackend(sock, true)
+	be, err := spawnBackend(sock, true)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +130,34 @@ func (b *bench) runAll() (*results, error) {
 	start.Name = fmt.Sprintf("start to initialize response, %d tools", b.tools+1)
 	res.Rows = append(res.Rows, row{Bridge: start})
 	return res, nil
+}
+
+// backendProc is the fake backend running in a child process.
+type backendProc struct{ cmd *exec.Cmd }
+
+func (p *backendProc) close() { p.cmd.Process.Kill(); p.cmd.Wait() }
+
+// spawnBackend runs this program again as the backend on sock and waits
+// for the socket to appear.
+func spawnBackend(sock string, concurrent bool) (*backendProc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "-serve-backend", sock, fmt.Sprintf("-concurrent=%v", concurrent))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	for range 200 {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			return &backendProc{cmd: cmd}, nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	return nil, fmt.Errorf("the backend did not start on %s", sock)
 }
 
 // bridgeRun starts a bridge, runs measure with a client of it, stops it
@@ -234,15 +262,13 @@ func startClient(bridge, sock, manifests string) (*client, error) {
 			if err != nil {
 				return
 			}
-			var env struct {
-				ID *int `json:"id"`
-			}
-			if json.Unmarshal(line, &env) != nil || env.ID == nil {
+			id, ok := responseID(line)
+			if !ok {
 				continue // a notification
 			}
 			c.mu.Lock()
-			ch := c.wait[*env.ID]
-			delete(c.wait, *env.ID)
+			ch := c.wait[id]
+			delete(c.wait, id)
 			c.mu.Unlock()
 			if ch != nil {
 				ch <- line
@@ -250,6 +276,23 @@ func startClient(bridge, sock, manifests string) (*client, error) {
 		}
 	}()
 	return c, nil
+}
+
+// responseID finds the numeric id of a response without decoding the
+// line: decoding large responses would put the client's cost in the
+// bridge's numbers. The bridge writes "id" right after "jsonrpc".
+func responseID(line []byte) (int, bool) {
+	const prefix = `{"jsonrpc":"2.0","id":`
+	if !bytes.HasPrefix(line, []byte(prefix)) {
+		return 0, false
+	}
+	rest := line[len(prefix):]
+	end := bytes.IndexByte(rest, ',')
+	if end < 0 {
+		return 0, false
+	}
+	id, err := strconv.Atoi(string(rest[:end]))
+	return id, err == nil
 }
 
 // send writes one request; it is answered on the returned channel.
@@ -468,12 +511,11 @@ func directPipelined(sock, params string, n, conns int) (stats, error) {
 					mu.Unlock()
 					return
 				}
-				var env struct{ ID int }
-				json.Unmarshal(line, &env)
+				id, _ := responseID(line)
 				mu.Lock()
-				if st, ok := starts[env.ID]; ok {
+				if st, ok := starts[id]; ok {
 					lat = append(lat, time.Since(st))
-					delete(starts, env.ID)
+					delete(starts, id)
 				} else {
 					errs++
 				}

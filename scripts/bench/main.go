@@ -23,7 +23,18 @@ func main() {
 	pipelined := flag.Int("pipelined", 20000, "calls per pipelined measurement")
 	tools := flag.Int("tools", 1000, "filler tools in the manifests")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	serveBackend := flag.String("serve-backend", "", "internal: run only the fake backend on this socket")
+	concurrent := flag.Bool("concurrent", false, "internal: with -serve-backend, answer pipelined requests concurrently")
 	flag.Parse()
+	if *serveBackend != "" {
+		// The backend runs in its own process, as a real one does, so
+		// both the direct and the bridged calls cross processes.
+		if _, err := startBackend(*serveBackend, *concurrent); err != nil {
+			fmt.Fprintln(os.Stderr, "bench backend:", err)
+			os.Exit(1)
+		}
+		select {}
+	}
 	if err := run(*bridge, *n, *pipelined, *tools, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
