@@ -281,7 +281,11 @@ func (ss *session) listTools(rc *reqContext) ([]byte, error) {
 		start = n
 	}
 	end := len(enc)
-	if ps := ss.srv.PageSize; ps > 0 && end-start > ps {
+	ps := ss.srv.PageSize
+	if ps == 0 && len(enc) > DefaultPageSize {
+		ps = DefaultPageSize
+	}
+	if ps > 0 && end-start > ps {
 		end = start + ps
 	}
 	size := 64

@@ -22,6 +22,7 @@ const (
 	DefaultMaxInFlight      = 256
 	DefaultShutdownGrace    = 5 * time.Second
 	DefaultProgressInterval = 5 * time.Second
+	DefaultPageSize         = 2000
 )
 
 // Server serves MCP over one newline-delimited JSON-RPC stream per call to
@@ -53,7 +54,9 @@ type Server struct {
 	// ProgressInterval is the heartbeat period of notifications/progress
 	// for calls that carry a progress token (default 5 s; negative: off).
 	ProgressInterval time.Duration
-	// PageSize is the number of tools per tools/list page; 0 means all in one page.
+	// PageSize is the number of tools per tools/list page. 0 means one
+	// page, unless the list is longer than DefaultPageSize tools: then
+	// pages of DefaultPageSize, so no single message grows without bound.
 	PageSize int
 
 	mu       sync.Mutex

@@ -407,3 +407,23 @@ func TestHandlerPanicsBecomeInternalErrors(t *testing.T) {
 	c.expect(`{"jsonrpc":"2.0","id":2,"result":{}}`)
 	c.close()
 }
+
+func TestVeryLargeListsArePagedByDefault(t *testing.T) {
+	tools := make([]Tool, DefaultPageSize+1)
+	for i := range tools {
+		tools[i] = Tool{Name: fmt.Sprintf("t%d", i), InputSchema: []byte(`{"type":"object"}`)}
+	}
+	c := startClient(t, newTestServer(&fakeTools{set: NewToolSet(tools), call: echoCall}), Version20251125)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	first := c.recv()
+	if n := strings.Count(first, `"name":`); n != DefaultPageSize || !strings.Contains(first, `"nextCursor"`) {
+		t.Fatalf("first page has %d tools, nextCursor %v", n, strings.Contains(first, `"nextCursor"`))
+	}
+	_, after, _ := strings.Cut(first, `"nextCursor":"`)
+	cursor, _, _ := strings.Cut(after, `"`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"` + cursor + `"}}`)
+	if second := c.recv(); strings.Count(second, `"name":`) != 1 || strings.Contains(second, "nextCursor") {
+		t.Errorf("second page: %.200s", second)
+	}
+	c.close()
+}
