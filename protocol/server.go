@@ -158,6 +158,13 @@ type session struct {
 	logLevel   atomic.Int32           // minimum level sent to the client; logOff when disabled
 
 	subs subscriptions
+
+	// Reader state. One goroutine reads at a time, but which one changes:
+	// a reader that meets a tools/call runs the call itself and hands the
+	// reading on to a new goroutine (see readLoop).
+	br       *bufio.Reader
+	long     []byte     // gathers lines longer than br's buffer
+	readDone chan error // receives the end of reading, once
 }
 
 type inflightCall struct {
@@ -190,8 +197,10 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 	// error, or when the writer has failed. After a cancellation run does
 	// not wait for it (a blocked Read cannot be interrupted), but it
 	// starts no call once stopping is set.
-	readDone := make(chan error, 1)
-	go func() { readDone <- ss.readLoop(r) }()
+	ss.br = bufio.NewReaderSize(r, 64<<10)
+	ss.readDone = make(chan error, 1)
+	readDone := ss.readDone
+	go ss.readLoop()
 
 	var readErr error
 	shutdown := false
@@ -309,58 +318,75 @@ func (ss *session) send(line []byte) {
 
 var errLineTooLong = errors.New("line too long")
 
-// readLoop reads lines until EOF and dispatches each.
-func (ss *session) readLoop(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+// readLoop reads lines until EOF and dispatches each, then reports the
+// end of input on readDone. When a line is a tools/call, the goroutine
+// starts a new reader and runs the call itself: the call starts at once
+// on a running goroutine instead of waiting to be scheduled, which is most
+// of a call's latency when the machine is otherwise idle.
+func (ss *session) readLoop() {
 	maxSize := orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize)
-	var long []byte
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := ss.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A line longer than the buffer: gather it, up to the limit.
-			long = append(long[:0], line...)
+			ss.long = append(ss.long[:0], line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				if len(long)+len(line) > maxSize {
-					long = long[:0]
+				line, err = ss.br.ReadSlice('\n')
+				if len(ss.long)+len(line) > maxSize {
+					ss.long = ss.long[:0]
 					for errors.Is(err, bufio.ErrBufferFull) {
-						_, err = br.ReadSlice('\n')
+						_, err = ss.br.ReadSlice('\n')
 					}
 					ss.handleTooLong(maxSize)
 					line = nil
 					break
 				}
-				long = append(long, line...)
+				ss.long = append(ss.long, line...)
 			}
 			if line != nil {
-				line = long
+				line = ss.long
 			}
-			if cap(long) > 1<<20 {
-				long = nil // do not keep a huge buffer for the rest of the session
+			if cap(ss.long) > 1<<20 {
+				ss.long = nil // do not keep a huge buffer for the rest of the session
 			}
 		} else if len(line) > maxSize {
 			ss.handleTooLong(maxSize)
 			line = nil
 		}
+		var call func()
 		if len(line) > 0 {
-			ss.handleLine(line)
+			call = ss.handleLine(line)
 		}
+		done, result := false, error(nil)
 		select {
 		case <-ss.writerDone:
-			return nil
+			done = true
 		default:
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
+		if err != nil && !done {
+			done = true
+			if !errors.Is(err, io.EOF) {
+				result = err
 			}
-			return err
 		}
-		ss.mu.Lock()
-		stopping := ss.stopping
-		ss.mu.Unlock()
-		if stopping {
-			return nil
+		if !done {
+			ss.mu.Lock()
+			done = ss.stopping
+			ss.mu.Unlock()
+		}
+		switch {
+		case done:
+			if call != nil {
+				go call() // counted in ss.calls, so run waits for it
+			}
+			ss.readDone <- result
+			return
+		case call != nil:
+			// Reading goes on in a new goroutine, owned like this one by
+			// run; this one becomes the call's and ends with it.
+			go ss.readLoop()
+			call()
+			return
 		}
 	}
 }
@@ -373,30 +399,33 @@ func (ss *session) handleTooLong(maxSize int) {
 	}))
 }
 
-// handleLine handles one line: a message or a batch.
-func (ss *session) handleLine(line []byte) {
+// handleLine handles one line: a message or a batch. For a request that
+// runs long (tools/call, subscriptions/listen) it returns the function that
+// runs it, for the caller to run on a goroutine of its own; the request is
+// already registered as in flight.
+func (ss *session) handleLine(line []byte) func() {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return
+		return nil
 	}
 	// The reader reuses its buffer; requests keep sub-slices of the line
 	// (params, arguments) beyond this call, so they get their own copy.
 	line = bytes.Clone(line)
 	if line[0] == '[' {
 		ss.handleBatch(line)
-		return
+		return nil
 	}
 	req, isResponse, errID, err := decodeMessage(line)
 	if err != nil {
 		ss.log.Debug().Err(err).Msg("bad message")
 		ss.send(appendErrorResponse(nil, errID, WireError(err)))
-		return
+		return nil
 	}
 	if isResponse {
 		ss.log.Debug().Msg("ignoring response from client")
-		return
+		return nil
 	}
-	ss.dispatch(req, ss.send)
+	return ss.dispatch(req, ss.send)
 }
 
 // handleBatch answers a JSON array of messages. Batches exist only in
@@ -435,7 +464,9 @@ func (ss *session) handleBatch(line []byte) {
 			}
 			b.respond(nil)
 		default:
-			ss.dispatch(req, b.respond)
+			if call := ss.dispatch(req, b.respond); call != nil {
+				go call() // counted in ss.calls, so run waits for it
+			}
 		}
 	}
 }
@@ -480,23 +511,24 @@ func (ss *session) legacyVersion() string {
 }
 
 // dispatch runs one request or notification. respond receives the
-// response line; it is nil for notifications.
-func (ss *session) dispatch(req request, respond func([]byte)) {
+// response line; it is nil for notifications. A long request is returned
+// as a function for the caller to run on its own goroutine.
+func (ss *session) dispatch(req request, respond func([]byte)) func() {
 	if req.isNotification() {
 		ss.handleNotification(req)
-		return
+		return nil
 	}
 	rc, err := ss.requestContext(req)
 	if err != nil {
 		respond(appendErrorResponse(nil, req.ID, WireError(err)))
-		return
+		return nil
 	}
 	if req.Method == "tools/call" || req.Method == "subscriptions/listen" {
-		ss.startCall(req, rc, respond)
-		return
+		return ss.startCall(req, rc, respond)
 	}
 	result, err := ss.handleRequest(rc, req)
 	respond(ss.encodeOutcome(req, result, err))
+	return nil
 }
 
 func (ss *session) encodeOutcome(req request, result []byte, err error) []byte {
@@ -512,21 +544,24 @@ func (ss *session) encodeOutcome(req request, result []byte, err error) []byte {
 	return appendResponse(nil, req.ID, result)
 }
 
-// startCall runs a long request in its own goroutine, bounded by the
-// in-flight limit, registered so notifications/cancelled can reach it.
-func (ss *session) startCall(req request, rc *reqContext, respond func([]byte)) {
+// startCall registers a long request, bounded by the in-flight limit, so
+// notifications/cancelled can reach it, and returns the function that
+// runs it; the caller must run it, on a goroutine of its own (run waits
+// for it through ss.calls). It returns nil when the request was answered
+// at once.
+func (ss *session) startCall(req request, rc *reqContext, respond func([]byte)) func() {
 	// Wait for a slot; this blocks the reader, pushing back on the client.
 	select {
 	case ss.sem <- struct{}{}:
 	case <-ss.writerDone:
-		return
+		return nil
 	}
 	ss.mu.Lock()
 	if ss.stopping {
 		ss.mu.Unlock()
 		<-ss.sem
 		respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInternalError, Message: "server is shutting down"}))
-		return
+		return nil
 	}
 	ctx, cancel := context.WithCancel(ss.callCtx)
 	ctx = context.WithValue(ctx, clientLogKey{}, &requestLogger{ss: ss, rc: rc})
@@ -537,16 +572,16 @@ func (ss *session) startCall(req request, rc *reqContext, respond func([]byte)) 
 		cancel()
 		<-ss.sem
 		respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInvalidRequest, Message: "a request with this id is already in flight"}))
-		return
+		return nil
 	}
 	ss.inflight[key] = call
 	ss.calls.Add(1)
 	ss.mu.Unlock()
 
-	// The call goroutine is owned by the session: run waits for it via
-	// ss.calls; it exits when the handler returns (bounded by the call's
-	// timeout or cancellation).
-	go func() {
+	// The call is owned by the session: run waits for it via ss.calls;
+	// it ends when the handler returns (bounded by the call's timeout or
+	// cancellation).
+	return func() {
 		defer ss.calls.Done()
 		defer func() { <-ss.sem }()
 		defer cancel()
@@ -576,7 +611,7 @@ func (ss *session) startCall(req request, rc *reqContext, respond func([]byte)) 
 			return
 		}
 		respond(resp)
-	}()
+	}
 }
 
 // cancelRequest handles notifications/cancelled.
