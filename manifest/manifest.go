@@ -11,6 +11,7 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -57,10 +58,15 @@ type Tool struct {
 	// Method is the backend method from implementation.methods, "" when
 	// the manifest maps none.
 	Method string `json:"-"`
-	// Input and Output are the compiled schemas; Output is nil when the
-	// tool declares no outputSchema.
-	Input  *jsonschema.Schema `json:"-"`
-	Output *jsonschema.Schema `json:"-"`
+	// compiled holds the compiled schemas once Schemas has run. Parse
+	// compiles every schema to check it but keeps none: most tools of a
+	// large set are never called, and compiled schemas are big.
+	compiled struct {
+		once    sync.Once
+		in, out *jsonschema.Schema
+		err     error
+	}
+	file string // the manifest file, for schema locations in errors
 	// Trivial is true when InputSchema accepts any object, so arguments
 	// need no validation beyond being an object.
 	Trivial bool `json:"-"`
@@ -75,6 +81,15 @@ type Annotations struct {
 	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
 	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Schemas returns the tool's compiled input schema and output schema (nil
+// when the tool declares none), compiling them on first use. It is safe
+// for concurrent use. For a tool Parse found servable it does not fail.
+func (t *Tool) Schemas() (in, out *jsonschema.Schema, err error) {
+	c := &t.compiled
+	c.once.Do(func() { c.in, c.out, c.err = compileTool(t.file, t) })
+	return c.in, c.out, c.err
 }
 
 // Exposed reports whether the tool is meant for MCP clients: neither

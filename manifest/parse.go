@@ -200,26 +200,42 @@ func (p *parser) lintTool(t *Tool) {
 	}
 }
 
-// compileTool compiles the tool's schemas, marking it broken when one
-// does not compile.
+// compileTool checks that the tool's schemas compile, marking it broken
+// when one does not. The compiled schemas are dropped (see Tool.Schemas).
 func (p *parser) compileTool(t *Tool) {
-	in, err := CompileSchema(p.file, t.Path()+".inputSchema", t.InputSchema)
-	if err != nil {
-		t.Broken = true
-		p.add(Error, t.Path()+".inputSchema", t.Name, "schema does not compile: %v", err)
-		return
-	}
-	t.Input = in
+	t.file = p.file
 	t.Trivial = isTrivialObjectSchema(t.InputSchema)
-	if len(t.OutputSchema) > 0 {
-		out, err := CompileSchema(p.file, t.Path()+".outputSchema", t.OutputSchema)
-		if err != nil {
-			t.Broken = true
-			p.add(Error, t.Path()+".outputSchema", t.Name, "schema does not compile: %v", err)
-			return
+	if _, _, err := compileTool(p.file, t); err != nil {
+		t.Broken = true
+		var se *schemaError
+		if errors.As(err, &se) {
+			p.add(Error, t.Path()+"."+se.field, t.Name, "schema does not compile: %v", se.err)
+		} else {
+			p.add(Error, t.Path(), t.Name, "schema does not compile: %v", err)
 		}
-		t.Output = out
 	}
+}
+
+// schemaError names which of a tool's schemas failed to compile.
+type schemaError struct {
+	field string // inputSchema or outputSchema
+	err   error
+}
+
+func (e *schemaError) Error() string { return e.field + ": " + e.err.Error() }
+
+func compileTool(file string, t *Tool) (in, out *jsonschema.Schema, err error) {
+	in, err = CompileSchema(file, t.Path()+".inputSchema", t.InputSchema)
+	if err != nil {
+		return nil, nil, &schemaError{"inputSchema", err}
+	}
+	if len(t.OutputSchema) > 0 {
+		out, err = CompileSchema(file, t.Path()+".outputSchema", t.OutputSchema)
+		if err != nil {
+			return nil, nil, &schemaError{"outputSchema", err}
+		}
+	}
+	return in, out, nil
 }
 
 // CompileSchema compiles one JSON Schema document (draft 2020-12 unless

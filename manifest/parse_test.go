@@ -32,8 +32,8 @@ func TestParseGoodManifest(t *testing.T) {
 		t.Fatalf("len(Tools) = %d, want 3", got)
 	}
 	list, create, hidden := m.Tools[0], m.Tools[1], m.Tools[2]
-	if !list.Servable() || list.Method != "notes.list" || list.Input == nil || list.Output == nil {
-		t.Errorf("notes.list = %+v, want servable with compiled schemas", list)
+	if in, out, err := list.Schemas(); !list.Servable() || list.Method != "notes.list" || in == nil || out == nil || err != nil {
+		t.Errorf("notes.list = %+v, want servable with compiled schemas (%v)", list, err)
 	}
 	if list.Annotations == nil || list.Annotations.ReadOnlyHint == nil || !*list.Annotations.ReadOnlyHint {
 		t.Errorf("notes.list annotations = %+v", list.Annotations)
@@ -50,7 +50,8 @@ func TestParseGoodManifest(t *testing.T) {
 	if hidden.Exposed() || hidden.Servable() {
 		t.Errorf("mcpExpose: false tool is exposed")
 	}
-	if err := create.Input.Validate(mustDecode(t, `{"title": 3}`)); err == nil {
+	createIn, _, _ := create.Schemas()
+	if err := createIn.Validate(mustDecode(t, `{"title": 3}`)); err == nil {
 		t.Errorf("compiled input schema accepted a number title")
 	}
 }
@@ -253,8 +254,8 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, tool := range m.Tools {
-			if tool.Servable() && tool.Input == nil {
-				t.Fatalf("servable tool %q without compiled input schema", tool.Name)
+			if in, _, err := tool.Schemas(); tool.Servable() && (in == nil || err != nil) {
+				t.Fatalf("servable tool %q whose schemas do not compile: %v", tool.Name, err)
 			}
 		}
 	})

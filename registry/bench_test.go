@@ -46,10 +46,11 @@ func BenchmarkValidateArguments(b *testing.B) {
 	writeFile(b, filepath.Join(dir, "b.json"), benchManifest)
 	r := New(Options{Dirs: []string{dir}, Prefix: "t"})
 	e, _ := r.Snapshot().Lookup("t_bench_echo")
+	input, _, _ := e.Tool.Schemas()
 	args := json.RawMessage(`{"data":"` + strings.Repeat("x", 89) + `"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if msg := checkArguments(e, args); msg != "" {
+		if msg := checkArguments(e.Name, input, args); msg != "" {
 			b.Fatal(msg)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -69,8 +70,13 @@ func (r *Registry) call(ctx context.Context, e *Entry, args json.RawMessage) *pr
 }
 
 func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*protocol.CallToolResult, string) {
+	input, output, err := e.Tool.Schemas()
+	if err != nil {
+		// Parse compiled these schemas before the tool was served.
+		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
+	}
 	if !e.Tool.Trivial {
-		if msg := checkArguments(e, args); msg != "" {
+		if msg := checkArguments(e.Name, input, args); msg != "" {
 			return protocol.TextResult(msg, true), outcomeInvalidArguments
 		}
 	}
@@ -85,19 +91,19 @@ func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*pr
 		return r.failure(ctx, e, err)
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
-	return r.success(e, result)
+	return r.success(e, output, result)
 }
 
 // checkArguments validates args against the tool's input schema and
 // returns a message naming every failing path, or "" when they conform.
-func checkArguments(e *Entry, args json.RawMessage) string {
+func checkArguments(tool string, input *jsonschema.Schema, args json.RawMessage) string {
 	v, err := decodeJSON(args)
 	if err != nil {
-		return fmt.Sprintf("Invalid arguments for %s: not valid JSON (%v). Nothing was sent to the backend.", e.Name, err)
+		return fmt.Sprintf("Invalid arguments for %s: not valid JSON (%v). Nothing was sent to the backend.", tool, err)
 	}
-	if err := e.Tool.Input.Validate(v); err != nil {
+	if err := input.Validate(v); err != nil {
 		return fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
-			e.Name, describeViolations(manifest.Violations(err), "arguments"))
+			tool, describeViolations(manifest.Violations(err), "arguments"))
 	}
 	return ""
 }
@@ -130,12 +136,12 @@ func pathJoiner(path string) string {
 // success maps a backend result: the JSON as text, plus structured
 // content when it is an object, checked against the outputSchema when
 // the tool declares one.
-func (r *Registry) success(e *Entry, result json.RawMessage) (*protocol.CallToolResult, string) {
+func (r *Registry) success(e *Entry, output *jsonschema.Schema, result json.RawMessage) (*protocol.CallToolResult, string) {
 	isObject := len(result) > 0 && firstByte(result) == '{'
-	if e.Tool.Output != nil {
+	if output != nil {
 		v, err := decodeJSON(result)
 		if err == nil {
-			err = e.Tool.Output.Validate(v)
+			err = output.Validate(v)
 		}
 		if err != nil {
 			detail := describeViolations(manifest.Violations(err), "result")
