@@ -1,3 +1,11 @@
+// Package protocol is the MCP side of the bridge: newline-delimited
+// JSON-RPC 2.0 framing, the MCP messages of every protocol version from
+// 2024-11-05 to 2026-07-28 (legacy initialize sessions and the modern
+// stateless era, side by side), and the serve loop: one reader, bounded
+// request goroutines, one writer, with cancellation, progress, logging and
+// list-changed notifications. It knows nothing of sockets, manifests or
+// files: it reads an io.Reader, writes an io.Writer and asks a ToolProvider
+// for tools.
 package protocol
 
 import (
