@@ -15,6 +15,7 @@ const (
 	Error
 )
 
+// String returns "error" or "warning".
 func (s Severity) String() string {
 	if s == Error {
 		return "error"

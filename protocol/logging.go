@@ -25,6 +25,7 @@ const logOff = int32(LevelEmergency) + 1
 
 var levelNames = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
+// String returns the MCP name of the level, e.g. "warning".
 func (l LogLevel) String() string {
 	if l < 0 || int(l) >= len(levelNames) {
 		return fmt.Sprintf("LogLevel(%d)", int32(l))

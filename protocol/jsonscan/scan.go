@@ -22,6 +22,7 @@ type SyntaxError struct {
 	msg    string
 }
 
+// Error says what is wrong and at which byte offset.
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.Offset) }
 
 // Valid checks that data holds exactly one JSON value, surrounded by
