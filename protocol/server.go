@@ -165,7 +165,18 @@ type session struct {
 	br       *bufio.Reader
 	long     []byte     // gathers lines longer than br's buffer
 	readDone chan error // receives the end of reading, once
+
+	// Workers: goroutines that take turns reading and run the calls they
+	// read, then wait for another turn. Reusing them keeps their grown
+	// stacks; a fresh goroutine per call spends a tenth of a call's CPU
+	// growing its stack.
+	turn        chan struct{} // hands the reader role to an idle worker
+	stopWorkers chan struct{} // closed when the session ends: idle workers exit
+	idle        atomic.Int32  // workers waiting for a turn
 }
+
+// maxIdleWorkers bounds the workers kept waiting after a burst of calls.
+const maxIdleWorkers = 16
 
 type inflightCall struct {
 	cancel    context.CancelFunc
@@ -199,8 +210,14 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 	// starts no call once stopping is set.
 	ss.br = bufio.NewReaderSize(r, 64<<10)
 	ss.readDone = make(chan error, 1)
+	ss.turn = make(chan struct{})
+	ss.stopWorkers = make(chan struct{})
 	readDone := ss.readDone
-	go ss.readLoop()
+	// Workers are owned by run: the one reading ends at EOF (run does not
+	// wait for it after a cancellation, as a blocked Read cannot be
+	// interrupted); idle ones end when stopWorkers is closed; the others
+	// are calls, which run waits for through ss.calls.
+	go ss.worker(true)
 
 	var readErr error
 	shutdown := false
@@ -244,6 +261,7 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 		}
 	}
 	ss.cancelCall()
+	close(ss.stopWorkers)
 
 	close(ss.quit)
 	if shutdown {
@@ -318,12 +336,44 @@ func (ss *session) send(line []byte) {
 
 var errLineTooLong = errors.New("line too long")
 
-// readLoop reads lines until EOF and dispatches each, then reports the
-// end of input on readDone. When a line is a tools/call, the goroutine
-// starts a new reader and runs the call itself: the call starts at once
-// on a running goroutine instead of waiting to be scheduled, which is most
-// of a call's latency when the machine is otherwise idle.
-func (ss *session) readLoop() {
+// worker takes turns reading (it starts with the turn when reading is
+// true). When the line it reads is a long request, it hands the turn to
+// an idle worker (or a new one) and runs the request itself: the request
+// starts at once on a running goroutine, instead of waiting to be
+// scheduled, which is most of a call's latency on an idle machine.
+func (ss *session) worker(reading bool) {
+	for {
+		if !reading {
+			if ss.idle.Add(1) > maxIdleWorkers {
+				ss.idle.Add(-1)
+				return
+			}
+			select {
+			case <-ss.turn:
+				ss.idle.Add(-1)
+			case <-ss.stopWorkers:
+				ss.idle.Add(-1)
+				return
+			}
+		}
+		call := ss.readUntilCall()
+		if call == nil {
+			return // reading ended
+		}
+		select {
+		case ss.turn <- struct{}{}:
+		default:
+			go ss.worker(true)
+		}
+		call()
+		reading = false
+	}
+}
+
+// readUntilCall reads and dispatches lines until one is a long request,
+// which it returns for the caller to run, or until the input ends: then
+// it reports the end on readDone and returns nil.
+func (ss *session) readUntilCall() func() {
 	maxSize := orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize)
 	for {
 		line, err := ss.br.ReadSlice('\n')
@@ -380,13 +430,9 @@ func (ss *session) readLoop() {
 				go call() // counted in ss.calls, so run waits for it
 			}
 			ss.readDone <- result
-			return
+			return nil
 		case call != nil:
-			// Reading goes on in a new goroutine, owned like this one by
-			// run; this one becomes the call's and ends with it.
-			go ss.readLoop()
-			call()
-			return
+			return call
 		}
 	}
 }
