@@ -136,6 +136,31 @@ type subscription struct {
 	id    ID
 	tools bool          // the client asked for tools list_changed, and the server sends it
 	done  chan struct{} // closed by closeAll: the server ends the stream gracefully
+
+	// The acknowledgement must be the subscription's first message, and
+	// a change that happens before it is sent must not be lost: until
+	// acked, a change only sets pending, and listen sends it after the
+	// acknowledgement. No lock is held while a message is sent, so a
+	// client that stops reading cannot block shutdown.
+	mu      sync.Mutex
+	acked   bool
+	pending bool
+}
+
+// changed sends list_changed on the subscription, or remembers it for
+// after the acknowledgement.
+func (sub *subscription) changed(ss *session) {
+	sub.mu.Lock()
+	if !sub.acked {
+		sub.pending = true
+		sub.mu.Unlock()
+		return
+	}
+	sub.mu.Unlock()
+	p := []byte(`{"_meta":{"` + metaSubscriptionID + `":`)
+	p = append(p, sub.id...)
+	p = append(p, "}}"...)
+	ss.send(appendNotification(nil, "notifications/tools/list_changed", p))
 }
 
 // subscriptions holds the open subscriptions/listen streams of a session.
@@ -145,10 +170,8 @@ type subscriptions struct {
 	closed bool
 }
 
-// add registers sub and runs ack, both under the lock that notifications
-// take too: the acknowledgement is the first message of the subscription,
-// and no change after it is missed.
-func (s *subscriptions) add(sub *subscription, ack func()) bool {
+// add registers sub; it reports false when the session is closing.
+func (s *subscriptions) add(sub *subscription) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -158,7 +181,6 @@ func (s *subscriptions) add(sub *subscription, ack func()) bool {
 		s.open = map[*subscription]struct{}{}
 	}
 	s.open[sub] = struct{}{}
-	ack()
 	return true
 }
 
@@ -168,13 +190,15 @@ func (s *subscriptions) remove(sub *subscription) {
 	s.mu.Unlock()
 }
 
-// forEach runs f for each open subscription, under the lock.
-func (s *subscriptions) forEach(f func(*subscription)) {
+// list returns the open subscriptions.
+func (s *subscriptions) list() []*subscription {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	out := make([]*subscription, 0, len(s.open))
 	for sub := range s.open {
-		f(sub)
+		out = append(out, sub)
 	}
+	return out
 }
 
 // closeAll ends every stream (the server is shutting down) and refuses new ones.
@@ -206,11 +230,18 @@ func (ss *session) listen(ctx context.Context, rc *reqContext, req request) ([]b
 	ack = append(ack, `},"_meta":{"`+metaSubscriptionID+`":`...)
 	ack = append(ack, req.ID...)
 	ack = append(ack, `}}`...)
-	sendAck := func() { ss.send(appendNotification(nil, "notifications/subscriptions/acknowledged", ack)) }
-	if !ss.subs.add(sub, sendAck) {
-		// The server is shutting down: acknowledge, then end at once.
-		sendAck()
+	added := ss.subs.add(sub)
+	ss.send(appendNotification(nil, "notifications/subscriptions/acknowledged", ack))
+	if !added {
+		// The server is shutting down: acknowledged, and ended at once.
 		return ss.listenResult(rc, req), nil
+	}
+	sub.mu.Lock()
+	sub.acked = true
+	missed := sub.pending
+	sub.mu.Unlock()
+	if missed {
+		sub.changed(ss)
 	}
 	defer ss.subs.remove(sub)
 	select {
@@ -238,13 +269,9 @@ func (ss *session) notifyToolsChanged() {
 	if ss.version.Load() != nil {
 		ss.send(appendNotification(nil, "notifications/tools/list_changed", nil))
 	}
-	ss.subs.forEach(func(sub *subscription) {
-		if !sub.tools {
-			return
+	for _, sub := range ss.subs.list() {
+		if sub.tools {
+			sub.changed(ss)
 		}
-		p := []byte(`{"_meta":{"` + metaSubscriptionID + `":`)
-		p = append(p, sub.id...)
-		p = append(p, "}}"...)
-		ss.send(appendNotification(nil, "notifications/tools/list_changed", p))
-	})
+	}
 }

@@ -246,7 +246,15 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 		case <-grace.C:
 			ss.log.Warn().Msg("shutdown grace period over, cancelling calls in flight")
 			ss.cancelCall()
-			<-callsDone
+			// Cancelled calls end at once, unless their responses cannot be
+			// written because the client stopped reading: then give up.
+			stuck := time.NewTimer(orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace))
+			select {
+			case <-callsDone:
+				stuck.Stop()
+			case <-stuck.C:
+				return errors.New("stdout blocked at shutdown: responses could not be written")
+			}
 		case <-ss.writerDone:
 			ss.cancelCall()
 			<-callsDone

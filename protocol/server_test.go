@@ -427,3 +427,47 @@ func TestVeryLargeListsArePagedByDefault(t *testing.T) {
 	}
 	c.close()
 }
+
+// blockingWriter accepts nothing until released: a client that stopped
+// reading. entered receives a value when the first write blocks.
+type blockingWriter struct{ entered, release chan struct{} }
+
+func (w blockingWriter) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.release
+	return len(p), nil
+}
+
+func TestShutdownEndsEvenWhenTheClientStopsReading(t *testing.T) {
+	srv := newTestServer(&fakeTools{set: testTools(), call: func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return TextResult(strings.Repeat("x", 1<<20), false), nil
+	}})
+	srv.ShutdownGrace = 50 * time.Millisecond
+	r, w := io.Pipe()
+	bw := blockingWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	defer close(bw.release)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, r, bw) }()
+	go func() {
+		for i := range 200 {
+			if _, err := fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t_plain"}}`+"\n", i); err != nil {
+				return
+			}
+		}
+	}()
+	<-bw.entered // the writer is stuck; responses pile up behind it
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "stdout blocked") {
+			t.Errorf("Serve = %v, want a stdout-blocked error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve hung at shutdown with a client that does not read")
+	}
+	w.Close()
+}
