@@ -325,7 +325,8 @@ func decodeCursor(c string) (int, error) {
 	return n, nil
 }
 
-// callTool answers tools/call.
+// callTool answers tools/call. Unlike other handlers it returns the whole
+// response line, not just the result.
 func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([]byte, error) {
 	if rc.p.Name == nil || *rc.p.Name == "" {
 		return nil, fmt.Errorf(`%w: tools/call: "name" is required`, ErrInvalidParams)
@@ -348,9 +349,19 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([
 		return nil, err
 	}
 	ss.log.Debug().Str("tool", *rc.p.Name).Dur("dur", time.Since(start)).Bool("is_error", res.IsError).Msg("tool call")
-	buf := res.appendJSON(nil, rc.shape)
+	// The result is written straight into the response line: a large
+	// payload is copied once, not once per layer.
+	size := 128 + len(req.ID) + len(res.StructuredContent)
+	for _, c := range res.Content {
+		size += len(c.Text) + len(c.Text)/8 + 32 // escaping headroom
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, req.ID...)
+	buf = append(buf, `,"result":`...)
+	buf = res.appendJSON(buf, rc.shape)
 	buf = ss.appendModernTail(buf[:len(buf)-1], rc)
-	return append(buf, '}'), nil
+	return append(buf, "}}"...), nil
 }
 
 // heartbeat sends notifications/progress every ProgressInterval until

@@ -653,7 +653,11 @@ func (ss *session) startCall(req request, rc *reqContext, respond func([]byte)) 
 			if req.Method == "subscriptions/listen" {
 				result, err = ss.listen(ctx, rc, req)
 			} else {
-				result, err = ss.callTool(ctx, rc, req)
+				var line []byte
+				if line, err = ss.callTool(ctx, rc, req); err == nil {
+					resp = line
+					return
+				}
 			}
 			resp = ss.encodeOutcome(req, result, err)
 		}()
