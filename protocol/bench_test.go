@@ -38,10 +38,10 @@ func benchToolSet(n int) *ToolSet {
 func BenchmarkToolsList1000(b *testing.B) {
 	ss := newSession(newTestServer(&fakeTools{set: benchToolSet(1000)}), io.Discard)
 	rc := &reqContext{version: Version20251125, shape: shapeOf(Version20251125)}
-	ss.listTools(rc) // the first list encodes and caches each tool
+	ss.listTools(rc, ID("1")) // the first list encodes and caches each tool
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ss.listTools(rc); err != nil {
+		if _, err := ss.listTools(rc, ID("1")); err != nil {
 			b.Fatal(err)
 		}
 	}

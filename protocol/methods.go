@@ -142,8 +142,6 @@ func (ss *session) handleRequest(rc *reqContext, req request) ([]byte, error) {
 		return ss.initialize(rc)
 	case "ping":
 		return ss.emptyResult(rc), nil
-	case "tools/list":
-		return ss.listTools(rc)
 	case "logging/setLevel":
 		return ss.setLevel(rc)
 	case "resources/list":
@@ -268,8 +266,9 @@ func (ss *session) setLevel(rc *reqContext) ([]byte, error) {
 }
 
 // listTools answers tools/list, a page at a time when PageSize is set.
+// It returns the whole response line for request id.
 // Cursors are opaque to clients: base64 of the offset of the next tool.
-func (ss *session) listTools(rc *reqContext) ([]byte, error) {
+func (ss *session) listTools(rc *reqContext, id ID) ([]byte, error) {
 	ts := ss.srv.Tools.Tools()
 	enc := ts.encoded(rc.shape)
 	start := 0
@@ -288,12 +287,16 @@ func (ss *session) listTools(rc *reqContext) ([]byte, error) {
 	if ps > 0 && end-start > ps {
 		end = start + ps
 	}
-	size := 64
+	size := 256 + len(id)
 	for _, t := range enc[start:end] {
 		size += len(t) + 1
 	}
+	// The list is written straight into the response line: it can be
+	// megabytes, copied once.
 	buf := make([]byte, 0, size)
-	buf = append(buf, `{"tools":[`...)
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"result":{"tools":[`...)
 	for i, t := range enc[start:end] {
 		if i > 0 {
 			buf = append(buf, ',')
@@ -306,7 +309,7 @@ func (ss *session) listTools(rc *reqContext) ([]byte, error) {
 		buf = appendString(buf, encodeCursor(end))
 	}
 	buf = ss.appendModernList(buf, rc)
-	return append(buf, '}'), nil
+	return append(buf, "}}"...), nil
 }
 
 func encodeCursor(offset int) string {

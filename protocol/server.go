@@ -580,6 +580,14 @@ func (ss *session) dispatch(req request, respond func([]byte)) func() {
 	if req.Method == "tools/call" || req.Method == "subscriptions/listen" {
 		return ss.startCall(req, rc, respond)
 	}
+	if req.Method == "tools/list" {
+		line, err := ss.listTools(rc, req.ID)
+		if err != nil {
+			line = ss.encodeOutcome(req, nil, err)
+		}
+		respond(line)
+		return nil
+	}
 	result, err := ss.handleRequest(rc, req)
 	respond(ss.encodeOutcome(req, result, err))
 	return nil
