@@ -77,6 +77,9 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 			fmt.Fprintln(e.stderr, "tairseach-mcp serves MCP on stdin/stdout: type JSON-RPC requests, one per line, or press Ctrl-D to quit.\nTry: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}   (tairseach-mcp --help for more)")
 		}
 	}
+	if f, ok := e.stdout.(*os.File); ok {
+		growPipe(f)
+	}
 	err := srv.Serve(ctx, e.stdin, e.stdout)
 	stopWatch()
 	wg.Wait()
