@@ -131,10 +131,12 @@ func runBridge(t *testing.T, cmd *exec.Cmd) *running {
 func (r *running) finish(t *testing.T) {
 	t.Helper()
 	r.stdin.Close()
+	// Read everything before Wait, which closes the pipe once the process
+	// has exited, dropping what is still buffered in it.
+	<-r.out.done
 	if err := r.cmd.Wait(); err != nil {
 		t.Errorf("bridge exit: %v", err)
 	}
-	<-r.out.done
 }
 
 func TestBackendKilledAndRestartedDuringPipelinedLoad(t *testing.T) {
@@ -275,10 +277,10 @@ func TestAClientThatStopsReadingGetsBackpressureNotBloat(t *testing.T) {
 	c := collect(t, stdout)
 	<-stalled // the writer finishes once the bridge reads again
 	stdin.Close()
+	<-c.done // all of stdout before Wait closes the pipe
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("bridge exit: %v", err)
 	}
-	<-c.done
 	if got := c.count(); got != int(sent.Load()) {
 		t.Errorf("%d responses, want %d", got, sent.Load())
 	}
@@ -316,10 +318,10 @@ func TestStdinFloodAndGarbage(t *testing.T) {
 		w.Flush()
 		r.stdin.Close()
 	}()
+	<-r.out.done // all of stdout before Wait closes the pipe
 	if err := r.cmd.Wait(); err != nil {
 		t.Errorf("bridge exit: %v", err)
 	}
-	<-r.out.done
 	if errs := r.out.exactlyOnce(t, n); errs != 0 {
 		t.Errorf("%d tool errors", errs)
 	}
