@@ -431,8 +431,8 @@ func (c *client) toolsList(n, wantTools int) (stats, error) {
 func (c *client) close() (*syscall.Rusage, error) {
 	c.w.Flush()
 	c.stdin.Close()
+	<-c.done // all of stdout before Wait closes the pipe
 	err := c.cmd.Wait()
-	<-c.done
 	if c.cmd.ProcessState == nil {
 		return nil, err
 	}
