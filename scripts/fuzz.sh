@@ -11,6 +11,8 @@ fuzztime="${FUZZTIME:-30s}"
 targets=(
 	"./protocol FuzzServe"
 	"./protocol/jsonscan FuzzValid"
+	"./protocol/jsonscan FuzzDecode"
+	"./protocol/jsonscan FuzzObject"
 	"./manifest FuzzParse"
 	"./registry FuzzClientName"
 	"./socketclient FuzzParseReply"

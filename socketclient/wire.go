@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 )
 
 // appendRequest appends one request line to b. params go out byte for byte
@@ -71,10 +72,6 @@ type reply struct {
 	err *RPCError
 }
 
-// maxDepth bounds nesting, as encoding/json does, so that a line of
-// brackets cannot exhaust the stack.
-const maxDepth = 10000
-
 // parseReply parses one reply line (without its newline) in a single pass
 // that also validates all of it as JSON: a line encoding/json would reject
 // is rejected. On success either notification is set, or exactly one of
@@ -84,22 +81,19 @@ const maxDepth = 10000
 // makes the answer ambiguous. A repeated id, result, error or method is an
 // error rather than a guess at which one counts.
 func parseReply(line []byte) (reply, error) {
-	s := scanner{b: line}
-	s.skipSpace()
-	switch {
-	case s.i == len(s.b):
+	trimmed := bytes.TrimLeft(line, " \t\r\n")
+	if len(trimmed) == 0 {
 		return reply{}, errors.New("empty line")
-	case s.b[s.i] != '{':
-		return reply{}, fmt.Errorf("not a JSON object: starts with %q", s.b[s.i])
 	}
 	var (
 		r                                 reply
 		hasID, hasResult, hasErr, hasMeth bool
 		errRaw                            []byte
 	)
-	err := s.members(1, func(key, val []byte) error {
+	// One pass validates the whole line and finds the members.
+	err := jsonscan.Object(line, func(key, val []byte) error {
 		var seen *bool
-		switch string(name(key)) {
+		switch string(jsonscan.Name(key)) {
 		case "id":
 			seen, r.id = &hasID, val
 		case "result":
@@ -117,12 +111,11 @@ func parseReply(line []byte) (reply, error) {
 		*seen = true
 		return nil
 	})
+	if errors.Is(err, jsonscan.ErrNotObject) {
+		return reply{}, fmt.Errorf("not a JSON object: starts with %q", trimmed[0])
+	}
 	if err != nil {
 		return reply{}, err
-	}
-	s.skipSpace()
-	if s.i != len(s.b) {
-		return reply{}, s.errAt("data after the reply object")
 	}
 	if hasMeth {
 		if hasID {
@@ -158,9 +151,8 @@ func parseError(raw []byte) (*RPCError, error) {
 		e       RPCError
 		hasCode bool
 	)
-	s := scanner{b: raw}
-	err := s.members(2, func(key, val []byte) error {
-		switch string(name(key)) {
+	err := jsonscan.Object(raw, func(key, val []byte) error {
+		switch string(jsonscan.Name(key)) {
 		case "code":
 			code, err := strconv.ParseInt(string(val), 10, 64)
 			if err != nil {
@@ -171,7 +163,7 @@ func parseError(raw []byte) (*RPCError, error) {
 			if val[0] != '"' {
 				return errors.New("error message is not a string")
 			}
-			e.Message = unquote(val)
+			e.Message = jsonscan.Unquote(val)
 		case "data":
 			e.Data = val
 		}
@@ -184,288 +176,4 @@ func parseError(raw []byte) (*RPCError, error) {
 		return nil, errors.New("error object has no code")
 	}
 	return &e, nil
-}
-
-// name returns a member name from its raw (quoted, validated) form,
-// without copying when it holds no escape.
-func name(raw []byte) []byte {
-	if n := raw[1 : len(raw)-1]; bytes.IndexByte(n, '\\') < 0 {
-		return n
-	}
-	return []byte(unquote(raw))
-}
-
-// unquote decodes a validated JSON string literal; like encoding/json, it
-// turns invalid UTF-8 into U+FFFD.
-func unquote(raw []byte) string {
-	if s := raw[1 : len(raw)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-		return string(s)
-	}
-	var s string
-	_ = json.Unmarshal(raw, &s) // validated by the scanner
-	return s
-}
-
-// scanner validates JSON text and finds the extent of values in it. Its
-// rules are encoding/json's: no UTF-8 check inside strings, lone
-// surrogates allowed, nesting at most maxDepth.
-type scanner struct {
-	b []byte
-	i int
-}
-
-func (s *scanner) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-func (s *scanner) skipSpace() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) errAt(what string) error {
-	if s.i >= len(s.b) {
-		return fmt.Errorf("%s: unexpected end of line", what)
-	}
-	return fmt.Errorf("%s: invalid character %q at byte %d", what, s.b[s.i], s.i)
-}
-
-// members walks the object at s.i (which is '{', at nesting depth), calling
-// f with each raw member name and raw value, and leaves s.i after the
-// closing brace.
-func (s *scanner) members(depth int, f func(key, val []byte) error) error {
-	s.i++
-	s.skipSpace()
-	if s.peek() == '}' {
-		s.i++
-		return nil
-	}
-	for {
-		if s.peek() != '"' {
-			return s.errAt("expected member name")
-		}
-		k := s.i
-		if err := s.str(); err != nil {
-			return err
-		}
-		key := s.b[k:s.i]
-		s.skipSpace()
-		if s.peek() != ':' {
-			return s.errAt("expected ':'")
-		}
-		s.i++
-		s.skipSpace()
-		v := s.i
-		if err := s.value(depth + 1); err != nil {
-			return err
-		}
-		if err := f(key, s.b[v:s.i]); err != nil {
-			return err
-		}
-		s.skipSpace()
-		switch s.peek() {
-		case ',':
-			s.i++
-			s.skipSpace()
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.errAt("expected ',' or '}'")
-		}
-	}
-}
-
-// value skips one value starting at s.i, validating it.
-func (s *scanner) value(depth int) error {
-	if depth > maxDepth {
-		return errors.New("nested too deeply")
-	}
-	switch c := s.peek(); {
-	case c == '{':
-		s.i++
-		s.skipSpace()
-		if s.peek() == '}' {
-			s.i++
-			return nil
-		}
-		for {
-			if s.peek() != '"' {
-				return s.errAt("expected member name")
-			}
-			if err := s.str(); err != nil {
-				return err
-			}
-			s.skipSpace()
-			if s.peek() != ':' {
-				return s.errAt("expected ':'")
-			}
-			s.i++
-			s.skipSpace()
-			if err := s.value(depth + 1); err != nil {
-				return err
-			}
-			s.skipSpace()
-			switch s.peek() {
-			case ',':
-				s.i++
-				s.skipSpace()
-			case '}':
-				s.i++
-				return nil
-			default:
-				return s.errAt("expected ',' or '}'")
-			}
-		}
-	case c == '[':
-		s.i++
-		s.skipSpace()
-		if s.peek() == ']' {
-			s.i++
-			return nil
-		}
-		for {
-			if err := s.value(depth + 1); err != nil {
-				return err
-			}
-			s.skipSpace()
-			switch s.peek() {
-			case ',':
-				s.i++
-				s.skipSpace()
-			case ']':
-				s.i++
-				return nil
-			default:
-				return s.errAt("expected ',' or ']'")
-			}
-		}
-	case c == '"':
-		return s.str()
-	case c == '-' || isDigit(c):
-		return s.num()
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	default:
-		return s.errAt("expected a value")
-	}
-}
-
-// plain[c] is true for string bytes that need no attention.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// str skips the string at s.i (which is '"').
-func (s *scanner) str() error {
-	b := s.b
-	i := s.i + 1
-	for {
-		for i < len(b) && plain[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			s.i = i
-			return s.errAt("unterminated string")
-		}
-		switch b[i] {
-		case '"':
-			s.i = i + 1
-			return nil
-		case '\\':
-			i++
-			if i >= len(b) {
-				s.i = i
-				return s.errAt("unterminated string")
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				i++
-				for range 4 {
-					if i >= len(b) || !isHex(b[i]) {
-						s.i = i
-						return s.errAt(`invalid \u escape`)
-					}
-					i++
-				}
-			default:
-				s.i = i
-				return s.errAt("invalid escape")
-			}
-		default: // a control character
-			s.i = i
-			return s.errAt("control character in string")
-		}
-	}
-}
-
-// num skips the number at s.i: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *scanner) num() error {
-	if s.peek() == '-' {
-		s.i++
-	}
-	switch c := s.peek(); {
-	case c == '0':
-		s.i++
-	case isDigit(c):
-		s.digits()
-	default:
-		return s.errAt("invalid number")
-	}
-	if s.peek() == '.' {
-		s.i++
-		if !isDigit(s.peek()) {
-			return s.errAt("invalid number")
-		}
-		s.digits()
-	}
-	if c := s.peek(); c == 'e' || c == 'E' {
-		s.i++
-		if c := s.peek(); c == '+' || c == '-' {
-			s.i++
-		}
-		if !isDigit(s.peek()) {
-			return s.errAt("invalid number")
-		}
-		s.digits()
-	}
-	return nil
-}
-
-func (s *scanner) digits() {
-	for s.i < len(s.b) && isDigit(s.b[s.i]) {
-		s.i++
-	}
-}
-
-func (s *scanner) literal(word string) error {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
-		return s.errAt("invalid literal")
-	}
-	s.i += len(word)
-	return nil
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func isHex(c byte) bool {
-	return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

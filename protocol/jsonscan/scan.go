@@ -380,3 +380,77 @@ func hex4(h []byte) rune {
 	}
 	return r
 }
+
+// Object validates data as one JSON object, optionally surrounded by
+// white space, and calls f with each member's raw key (the quoted
+// literal; see Name) and raw value, a sub-slice of data, in order. It
+// returns the first error f returns, ErrNotObject for another kind of
+// value, or a *SyntaxError. Unlike Members it needs no prior Valid: the
+// whole of data is checked in the same pass.
+func Object(data []byte, f func(rawKey, value []byte) error) error {
+	s := scanner{data: data}
+	s.skipSpace()
+	if s.pos >= len(data) {
+		return s.fail("unexpected end of JSON input")
+	}
+	if data[s.pos] != '{' {
+		return ErrNotObject
+	}
+	s.pos++
+	s.skipSpace()
+	if s.pos < len(data) && data[s.pos] == '}' {
+		s.pos++
+	} else {
+		for {
+			if s.pos >= len(data) || data[s.pos] != '"' {
+				return s.fail("expected a string key")
+			}
+			keyStart := s.pos
+			if err := s.str(); err != nil {
+				return err
+			}
+			key := data[keyStart:s.pos]
+			s.skipSpace()
+			if s.pos >= len(data) || data[s.pos] != ':' {
+				return s.fail("expected ':' after an object key")
+			}
+			s.pos++
+			s.skipSpace()
+			valStart := s.pos
+			if err := s.value(1); err != nil {
+				return err
+			}
+			if err := f(key, data[valStart:s.pos]); err != nil {
+				return err
+			}
+			s.skipSpace()
+			if s.pos >= len(data) {
+				return s.fail("unexpected end of JSON input")
+			}
+			if data[s.pos] == ',' {
+				s.pos++
+				s.skipSpace()
+				continue
+			}
+			if data[s.pos] == '}' {
+				s.pos++
+				break
+			}
+			return s.fail("expected ',' or '}' in an object")
+		}
+	}
+	s.skipSpace()
+	if s.pos != len(data) {
+		return s.fail("unexpected data after the top-level value")
+	}
+	return nil
+}
+
+// Name returns the text of a raw key literal as Object passes it, without
+// copying when it holds no escape.
+func Name(rawKey []byte) []byte {
+	if inner := rawKey[1 : len(rawKey)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	return []byte(Unquote(rawKey))
+}

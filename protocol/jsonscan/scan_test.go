@@ -125,3 +125,30 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func FuzzObject(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b\u0041":[2,{"c":null}]}`, ` {} `, `{"a":}`, `[1]`, `{"a":1} x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var keys []string
+		err := Object(data, func(k, v []byte) error {
+			if !json.Valid(v) {
+				t.Fatalf("value %q is not valid JSON", v)
+			}
+			keys = append(keys, string(Name(k)))
+			return nil
+		})
+		var m map[string]json.RawMessage
+		jerr := json.Unmarshal(data, &m)
+		isObject := jerr == nil && m != nil
+		if (err == nil) != isObject {
+			t.Fatalf("Object(%q) error %v, encoding/json %v", data, err, jerr)
+		}
+		for _, k := range keys {
+			if _, ok := m[k]; !ok && err == nil {
+				t.Fatalf("key %q not found by encoding/json in %q", k, data)
+			}
+		}
+	})
+}
