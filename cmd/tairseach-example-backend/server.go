@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
 // maxLine bounds one request line (a batch is one line).
@@ -192,10 +194,12 @@ func (s *server) serveConn(ctx context.Context, c *net.UnixConn) {
 		s.mu.Unlock()
 	}()
 
-	if uid, ok, err := peerUID(c); err != nil {
+	// Where the OS cannot tell the peer's uid, the socket's 0600 mode is
+	// the only guard.
+	if uid, err := socketclient.PeerUID(c); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		s.log.Warn().Err(err).Msg("rejected peer: cannot read its credentials")
 		return
-	} else if ok && uid != s.uid {
+	} else if err == nil && uid != s.uid {
 		s.log.Warn().Int("peer_uid", uid).Int("uid", s.uid).Msg("rejected peer with another uid")
 		return
 	}
