@@ -129,14 +129,11 @@ func (r *request) isNotification() bool { return r.ID == nil }
 // the id could not be read). A response from the client (we never send
 // requests) is reported as isResponse and ignored by the caller.
 func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err error) {
-	// One validating pass over the line, then a split of the top-level
-	// members: params (which may be large) are never decoded here.
-	if e := jsonscan.Valid(data); e != nil {
-		return req, false, nullID, fmt.Errorf("%w: %v", ErrParse, e)
-	}
+	// One pass validates the line and splits its top-level members:
+	// params (which may be large) are never decoded here.
 	var jsonrpc, id, method, params, result, errObj []byte
-	e := jsonscan.Members(data, func(key string, v []byte) bool {
-		switch key {
+	e := jsonscan.Object(data, func(rawKey, v []byte) error {
+		switch string(jsonscan.Name(rawKey)) {
 		case "jsonrpc":
 			jsonrpc = v
 		case "id":
@@ -150,10 +147,16 @@ func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err err
 		case "error":
 			errObj = v
 		}
-		return true
+		return nil
 	})
+	if errors.Is(e, jsonscan.ErrNotObject) {
+		if jsonscan.Valid(data) == nil {
+			return req, false, nullID, fmt.Errorf("%w: a message must be a JSON object", ErrInvalidRequest)
+		}
+		e = jsonscan.Valid(data)
+	}
 	if e != nil {
-		return req, false, nullID, fmt.Errorf("%w: a message must be a JSON object", ErrInvalidRequest)
+		return req, false, nullID, fmt.Errorf("%w: %v", ErrParse, e)
 	}
 	if id != nil && !ID(id).valid() {
 		// An id of null, an object, a bool: there is no id to answer with.

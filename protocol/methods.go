@@ -37,7 +37,7 @@ type params struct {
 	Notifications *subscriptionFilter `json:"notifications"`
 }
 
-// decode fills p from a params object (already valid JSON) in one pass:
+// decode fills p from a params object in one pass:
 // large members such as arguments are kept as sub-slices, never decoded.
 func (p *params) decode(obj []byte) error {
 	var err error
@@ -58,7 +58,8 @@ func (p *params) decode(obj []byte) error {
 		}
 		return v
 	}
-	jerr := jsonscan.Members(obj, func(key string, v []byte) bool {
+	jerr := jsonscan.Object(obj, func(rawKey, v []byte) error {
+		key := string(jsonscan.Name(rawKey))
 		switch key {
 		case "_meta":
 			if string(v) != "null" {
@@ -91,12 +92,12 @@ func (p *params) decode(obj []byte) error {
 				}
 			}
 		}
-		return err == nil
+		return err
 	})
-	if jerr != nil {
+	if errors.Is(jerr, jsonscan.ErrNotObject) {
 		return errors.New("params must be an object")
 	}
-	return err
+	return jerr
 }
 
 // requestMeta is the _meta object of a request.

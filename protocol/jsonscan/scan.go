@@ -254,49 +254,8 @@ func (s *scanner) number() error {
 	return nil
 }
 
-// ErrNotObject is returned by Members for a value that is not an object.
+// ErrNotObject is returned by Object for a value that is not an object.
 var ErrNotObject = errors.New("not a JSON object")
-
-// Members calls f with each member of the JSON object obj, in order: the
-// key unquoted (escapes decoded) and the value's raw bytes, a sub-slice of
-// obj. obj must already be valid JSON (see Valid): Members only skips
-// over values. It stops early when f returns false.
-func Members(obj []byte, f func(key string, value []byte) bool) error {
-	s := scanner{data: obj}
-	s.skipSpace()
-	if s.pos >= len(obj) || obj[s.pos] != '{' {
-		return ErrNotObject
-	}
-	s.pos++
-	for {
-		s.skipSpace()
-		if s.pos >= len(obj) {
-			return s.fail("unexpected end of JSON input")
-		}
-		if obj[s.pos] == '}' {
-			return nil
-		}
-		if obj[s.pos] == ',' {
-			s.pos++
-			s.skipSpace()
-		}
-		keyStart := s.pos
-		if err := s.str(); err != nil {
-			return err
-		}
-		key := Unquote(obj[keyStart:s.pos])
-		s.skipSpace()
-		s.pos++ // :
-		s.skipSpace()
-		valStart := s.pos
-		if err := s.value(0); err != nil {
-			return err
-		}
-		if !f(key, obj[valStart:s.pos]) {
-			return nil
-		}
-	}
-}
 
 // Unquote returns the text of a valid JSON string literal. It is fast for
 // strings without escapes, the common case.
