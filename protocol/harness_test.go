@@ -28,12 +28,6 @@ func (f *fakeTools) Tools() *ToolSet {
 	return f.set
 }
 
-func (f *fakeTools) setTools(ts *ToolSet) {
-	f.mu.Lock()
-	f.set = ts
-	f.mu.Unlock()
-}
-
 func (f *fakeTools) CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 	if _, ok := f.Tools().Lookup(req.Name); !ok {
 		return nil, ErrInvalidParams

@@ -29,13 +29,6 @@ func (c *Checker) SetVersion(v string) {
 	c.mu.Unlock()
 }
 
-// Version returns the version in force.
-func (c *Checker) Version() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.version
-}
-
 // ClientLine records a line the client sent.
 func (c *Checker) ClientLine(line []byte) {
 	var msgs []json.RawMessage

@@ -73,18 +73,6 @@ func Dir() string {
 	}
 }
 
-// Versions lists the protocol versions whose schemas are present.
-func Versions() []string {
-	entries, _ := os.ReadDir(Dir())
-	var vs []string
-	for _, e := range entries {
-		if e.IsDir() {
-			vs = append(vs, e.Name())
-		}
-	}
-	return vs
-}
-
 // RequireSchemas skips the test when the schemas are missing, or fails it
 // when TAIRSEACH_REQUIRE_SCHEMAS=1.
 func RequireSchemas(tb testing.TB) {

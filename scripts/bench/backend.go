@@ -43,10 +43,6 @@ func startBackend(path string, concurrent bool) (*backend, error) {
 	return b, nil
 }
 
-func (b *backend) close() {
-	b.ln.Close()
-}
-
 func (b *backend) serve(c net.Conn) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, 256<<10)
