@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -91,7 +90,7 @@ func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*pr
 		return r.failure(ctx, e, err)
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
-	return r.success(e, output, result)
+	return r.success(ctx, e, output, result)
 }
 
 // checkArguments validates args against the tool's input schema and
@@ -136,7 +135,7 @@ func pathJoiner(path string) string {
 // success maps a backend result: the JSON as text, plus structured
 // content when it is an object, checked against the outputSchema when
 // the tool declares one.
-func (r *Registry) success(e *Entry, output *jsonschema.Schema, result json.RawMessage) (*protocol.CallToolResult, string) {
+func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Schema, result json.RawMessage) (*protocol.CallToolResult, string) {
 	isObject := len(result) > 0 && firstByte(result) == '{'
 	if output != nil {
 		v, err := decodeJSON(result)
@@ -146,7 +145,7 @@ func (r *Registry) success(e *Entry, output *jsonschema.Schema, result json.RawM
 		if err != nil {
 			detail := describeViolations(manifest.Violations(err), "result")
 			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Str("violations", detail).Msg("backend result does not match outputSchema")
-			r.report(zerolog.WarnLevel, fmt.Sprintf("backend result of %s does not match the tool's outputSchema:\n%s", e.Method, detail))
+			tellClient(ctx, fmt.Sprintf("backend result of %s does not match the tool's outputSchema:\n%s", e.Method, detail))
 			return protocol.TextResult(fmt.Sprintf("The backend broke its contract: its result for %s does not match the tool's outputSchema, so it is not passed on as valid.\n%s",
 				e.Name, detail), true), outcomeContractBroken
 		}
@@ -188,17 +187,17 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 		return protocol.TextResult("The call was cancelled.", true), outcomeCancelled
 	case errors.Is(err, context.DeadlineExceeded):
 		r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Dur("timeout", r.opts.CallTimeout).Msg("backend call timed out")
-		r.report(zerolog.WarnLevel, fmt.Sprintf("backend call %s timed out after %s", e.Method, r.opts.CallTimeout))
+		tellClient(ctx, fmt.Sprintf("backend call %s timed out after %s", e.Method, r.opts.CallTimeout))
 		return protocol.TextResult(fmt.Sprintf("The backend did not answer %s within %s; it may be busy or hung. The operation may still complete. Try again later, or check the backend at %s.",
 			e.Method, r.opts.CallTimeout, addr), true), outcomeTimeout
 	case errors.Is(err, socketclient.ErrUnavailable):
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("socket", addr).Msg("backend unavailable")
-		r.report(zerolog.WarnLevel, "backend unavailable: "+err.Error())
+		tellClient(ctx, "backend unavailable: "+err.Error())
 		return protocol.TextResult(fmt.Sprintf("The Tairseach backend is not reachable (%v). Is the backend running at %s? Start it (or fix --socket), then call the tool again.",
 			err, addr), true), outcomeUnavailable
 	case errors.Is(err, socketclient.ErrBadReply):
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("backend_method", e.Method).Msg("bad backend reply")
-		r.report(zerolog.WarnLevel, "bad backend reply: "+err.Error())
+		tellClient(ctx, "bad backend reply: "+err.Error())
 		return protocol.TextResult(fmt.Sprintf("The backend sent an invalid reply to %s (%v); the operation may or may not have taken effect. Check the backend's logs.",
 			e.Method, err), true), outcomeBadReply
 	default:
@@ -207,10 +206,11 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 	}
 }
 
-func (r *Registry) report(level zerolog.Level, msg string) {
-	if r.opts.Report != nil {
-		r.opts.Report(level, msg)
-	}
+// tellClient sends backend trouble to the client whose call met it, when
+// that client asked for warnings: by logging/setLevel in the legacy era,
+// by the request's own logLevel in the modern one.
+func tellClient(ctx context.Context, msg string) {
+	protocol.ClientLog(ctx, protocol.LevelWarning, "tairseach-mcp", msg)
 }
 
 // decodeJSON decodes a value the way the schema library expects (numbers

@@ -48,9 +48,9 @@ type Options struct {
 	CallTimeout time.Duration
 	// Logger receives logs; nil means none.
 	Logger *zerolog.Logger
-	// Report, when set, also receives problems and backend trouble meant
-	// for the user, e.g. to forward them to the client as log messages.
-	// It must not block.
+	// Report, when set, also receives manifest problems, e.g. to forward
+	// them to clients as log messages. (Trouble during a call goes to the
+	// client that made it, through protocol.ClientLog.) It must not block.
 	Report func(level zerolog.Level, msg string)
 	// OnChange, when set, is called after a reload changed the tools a
 	// client sees, with the new snapshot. Calls are serialised.

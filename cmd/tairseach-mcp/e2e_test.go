@@ -508,6 +508,37 @@ func TestBackendDown(t *testing.T) {
 	}
 }
 
+func TestBackendTroubleReachesTheClientThatAskedForLogs(t *testing.T) {
+	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+	sock := filepath.Join(t.TempDir(), "absent.sock")
+	call := func(id, meta string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":"x"}` + meta + `}}`
+	}
+	t.Run("legacy, after logging/setLevel", func(t *testing.T) {
+		out, _, _ := rawSession(t, bridgeCmd(dir, sock), "2025-11-25",
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`,
+			call("3", ""))
+		if all := strings.Join(out, "\n"); !strings.Contains(all, `"method":"notifications/message"`) || !strings.Contains(all, "backend unavailable") {
+			t.Errorf("no warning about the backend:\n%s", all)
+		}
+	})
+	t.Run("modern, with the request's logLevel", func(t *testing.T) {
+		meta := `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+		out, _, _ := rawSession(t, bridgeCmd(dir, sock), "2026-07-28",
+			call("1", meta+`}`), call("2", meta+`,"io.modelcontextprotocol/logLevel":"warning"}`))
+		var logs []string
+		for _, l := range out {
+			if strings.Contains(l, `"notifications/message"`) {
+				logs = append(logs, l)
+			}
+		}
+		if len(logs) != 1 || !strings.Contains(logs[0], "backend unavailable") {
+			t.Errorf("want one warning, for the request that asked: %q", logs)
+		}
+	})
+}
+
 func TestBadManifestIsSkippedOthersServe(t *testing.T) {
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{
