@@ -77,6 +77,7 @@ func Parse(file string, data []byte) (*Manifest, []Problem) {
 type parser struct {
 	file     string
 	problems []Problem
+	docTools []any // the tools array, decoded with json.Number
 }
 
 func (p *parser) add(sev Severity, path, tool, format string, args ...any) {
@@ -125,6 +126,7 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 	m := raw.Manifest
 	m.File = p.file
+	p.docTools, _ = doc.(map[string]any)["tools"].([]any)
 	m.Tools = make([]*Tool, 0, len(raw.Tools))
 
 	seen := map[string]int{}
@@ -205,6 +207,9 @@ func (p *parser) lintTool(t *Tool) {
 func (p *parser) compileTool(t *Tool) {
 	t.file = p.file
 	t.Trivial = isTrivialObjectSchema(t.InputSchema)
+	if p.surelyCompiles(t) {
+		return
+	}
 	if _, _, err := compileTool(p.file, t); err != nil {
 		t.Broken = true
 		var se *schemaError
@@ -214,6 +219,21 @@ func (p *parser) compileTool(t *Tool) {
 			p.add(Error, t.Path(), t.Name, "schema does not compile: %v", err)
 		}
 	}
+}
+
+// surelyCompiles reports whether the tool's schemas certainly compile
+// (see surelyCompiles in quickcheck.go), so that compiling them can wait
+// for the tool's first call.
+func (p *parser) surelyCompiles(t *Tool) bool {
+	if t.Index >= len(p.docTools) {
+		return false
+	}
+	dt, ok := p.docTools[t.Index].(map[string]any)
+	if !ok {
+		return false
+	}
+	out, hasOut := dt["outputSchema"]
+	return surelyCompiles(dt["inputSchema"]) && (!hasOut || surelyCompiles(out))
 }
 
 // schemaError names which of a tool's schemas failed to compile.

@@ -14,6 +14,7 @@ targets=(
 	"./protocol/jsonscan FuzzDecode"
 	"./protocol/jsonscan FuzzObject"
 	"./manifest FuzzParse"
+	"./manifest FuzzSurelyCompiles"
 	"./registry FuzzClientName"
 	"./socketclient FuzzParseReply"
 )
