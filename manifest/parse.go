@@ -102,8 +102,12 @@ func (p *parser) parse(data []byte) *Manifest {
 	// Check the format. Problems inside one tool break that tool only.
 	brokenTools := map[int]bool{}
 	fileBroken := false
-	if err := metaSchema().Validate(doc); err != nil {
-		for _, v := range Violations(err) {
+	var formatErr error
+	if !surelyWellFormed(doc) { // the library finds and words what is wrong
+		formatErr = metaSchema().Validate(doc)
+	}
+	if formatErr != nil {
+		for _, v := range Violations(formatErr) {
 			if idx, inTool := splitToolPointer(v.Pointer); inTool {
 				brokenTools[idx] = true
 				p.add(Error, pointerToPath(v.Pointer), toolName(doc, idx), "%s", explainToolViolation(v))

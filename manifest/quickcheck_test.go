@@ -127,3 +127,59 @@ func FuzzSurelyCompiles(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSurelyWellFormed checks the manifest fast path against the format
+// schema: whenever surelyWellFormed is sure, the schema must agree.
+func FuzzSurelyWellFormed(f *testing.F) {
+	f.Add([]byte(goodManifest))
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"annotations":{"title":"t","readOnlyHint":true,"x":1}}],"implementation":{"type":"internal","methods":{"a":"m"}},"requires":{},"compatibility":{}}`))
+	f.Add([]byte(`{"id":"","tools":[]}`))
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":["object"]}}]}`))
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"mcp_expose":"no"}],"implementation":{"methods":{"a":""}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := decodeValue(data)
+		if err != nil || !surelyWellFormed(doc) {
+			return
+		}
+		if err := metaSchema().Validate(doc); err != nil {
+			t.Fatalf("the fast path is sure %s is well formed, the format schema says %v", data, err)
+		}
+	})
+}
+
+// TestSurelyWellFormed: every malformed manifest in the parse tests is
+// left to the library (which reports it), and a good one is not.
+func TestSurelyWellFormed(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		sure bool
+	}{
+		{goodManifest, true},
+		{`{"id":"x","tools":[]}`, true},
+		{`{"id":"x"}`, false},
+		{`{"tools":[]}`, false},
+		{`{"id":"","tools":[]}`, false},
+		{`{"id":1,"tools":[]}`, false},
+		{`{"id":"x","tools":{}}`, false},
+		{`{"id":"x","tools":[{"inputSchema":{"type":"object"}}]}`, false},
+		{`{"id":"x","tools":[{"name":"a"}]}`, false},
+		{`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"string"}}]}`, false},
+		{`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"outputSchema":{}}]}`, false},
+		{`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":"yes"}}]}`, false},
+		{`{"id":"x","tools":[],"implementation":{"methods":{"a":1}}}`, false},
+		{`{"id":"x","tools":[],"implementation":[]}`, false},
+		{`{"id":"x","tools":[],"requires":[]}`, false},
+		{`[]`, false},
+	} {
+		doc, err := decodeValue([]byte(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := surelyWellFormed(doc); got != c.sure {
+			t.Errorf("surelyWellFormed(%s) = %v, want %v", c.doc, got, c.sure)
+		}
+		if verr := metaSchema().Validate(doc); (verr == nil) != c.sure {
+			t.Errorf("%s: the format schema says %v; this case should be sure=%v", c.doc, verr, verr == nil)
+		}
+	}
+}

@@ -15,6 +15,7 @@ targets=(
 	"./protocol/jsonscan FuzzObject"
 	"./manifest FuzzParse"
 	"./manifest FuzzSurelyCompiles"
+	"./manifest FuzzSurelyWellFormed"
 	"./registry FuzzClientName"
 	"./socketclient FuzzParseReply"
 )
