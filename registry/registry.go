@@ -7,6 +7,7 @@ package registry
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -81,7 +82,12 @@ type Registry struct {
 
 // fileState remembers one manifest file between reloads.
 type fileState struct {
-	data     []byte
+	// sum is the SHA-256 of the contents last parsed, valid when hasSum:
+	// a file whose contents did not change is not parsed again, and
+	// keeping a sum instead of the bytes keeps a large set's files out of
+	// memory.
+	sum      [sha256.Size]byte
+	hasSum   bool
 	parsed   *manifest.Manifest // this version; nil when unusable
 	problems []manifest.Problem
 	lastGood *manifest.Manifest // newest version without errors
@@ -148,6 +154,7 @@ func (r *Registry) Reload() *Snapshot {
 	type job struct {
 		path     string
 		data     []byte
+		sum      [sha256.Size]byte
 		readErr  error
 		parsed   *manifest.Manifest
 		problems []manifest.Problem
@@ -159,10 +166,15 @@ func (r *Registry) Reload() *Snapshot {
 		j := &jobs[i]
 		j.path = p
 		j.data, j.readErr = readManifest(p)
-		st := r.files[p]
-		if j.readErr == nil && (st == nil || string(st.data) != string(j.data)) {
+		if j.readErr != nil {
+			continue
+		}
+		j.sum = sha256.Sum256(j.data)
+		if st := r.files[p]; st == nil || !st.hasSum || st.sum != j.sum {
 			j.changed = true
 			toParse = append(toParse, j)
+		} else {
+			j.data = nil
 		}
 	}
 	parallel(len(toParse), func(i int) {
@@ -191,9 +203,9 @@ func (r *Registry) Reload() *Snapshot {
 			if len(st.problems) != 1 || st.problems[0] != pr {
 				fresh = append(fresh, pr)
 			}
-			st.data, st.parsed, st.problems = nil, nil, []manifest.Problem{pr}
+			st.hasSum, st.parsed, st.problems = false, nil, []manifest.Problem{pr}
 		case j.changed:
-			st.data, st.parsed, st.problems = j.data, j.parsed, j.problems
+			st.sum, st.hasSum, st.parsed, st.problems = j.sum, true, j.parsed, j.problems
 			if j.parsed != nil && !manifest.HasErrors(j.problems) {
 				st.lastGood = j.parsed
 			}
