@@ -78,6 +78,7 @@ type Registry struct {
 	reloads      atomic.Int64  // number of Reload calls, for tests
 	watching     chan struct{} // closed once Watch has its watches in place
 	watchingOnce sync.Once
+	walkProblems []manifest.Problem // found walking the folders at the last reload
 }
 
 // fileState remembers one manifest file between reloads.
@@ -151,15 +152,6 @@ func (r *Registry) Reload() *Snapshot {
 
 	// Read every file; parse the ones whose contents changed, in parallel
 	// (compiling schemas is most of the work of a load).
-	type job struct {
-		path     string
-		data     []byte
-		sum      [sha256.Size]byte
-		readErr  error
-		parsed   *manifest.Manifest
-		problems []manifest.Problem
-		changed  bool
-	}
 	jobs := make([]job, len(paths))
 	var toParse []*job
 	for i, p := range paths {
@@ -177,6 +169,11 @@ func (r *Registry) Reload() *Snapshot {
 			j.data = nil
 		}
 	}
+	if r.unchanged(paths, walkProblems, jobs, toParse) {
+		r.log.Debug().Int("files", len(paths)).Dur("dur", time.Since(start)).Msg("manifests unchanged")
+		return r.snap.Load()
+	}
+	r.walkProblems = walkProblems
 	parallel(len(toParse), func(i int) {
 		j := toParse[i]
 		j.parsed, j.problems = manifest.Parse(j.path, j.data)
@@ -263,6 +260,32 @@ func (r *Registry) Reload() *Snapshot {
 		r.opts.OnChange(next)
 	}
 	return next
+}
+
+// unchanged reports whether a reload found exactly what the last one did:
+// the same files, all readable, with the same contents, and the same
+// problems walking the folders. Then the current snapshot stands as it is.
+func (r *Registry) unchanged(paths []string, walkProblems []manifest.Problem, jobs []job, toParse []*job) bool {
+	if len(toParse) > 0 || len(paths) != len(r.files) || !slices.Equal(walkProblems, r.walkProblems) {
+		return false
+	}
+	for i := range jobs {
+		if jobs[i].readErr != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// job is one manifest file during a reload.
+type job struct {
+	path     string
+	data     []byte
+	sum      [sha256.Size]byte
+	readErr  error
+	parsed   *manifest.Manifest
+	problems []manifest.Problem
+	changed  bool
 }
 
 // parallel runs f(0..n-1) on up to GOMAXPROCS goroutines and waits for all.

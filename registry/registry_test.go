@@ -415,3 +415,38 @@ func TestWatch(t *testing.T) {
 		}
 	})
 }
+
+// TestReloadWithNothingChangedKeepsTheSnapshot: a reload that finds the
+// same files with the same contents (the watcher's first reload, a
+// no-op save) keeps the snapshot as it is instead of rebuilding it.
+func TestReloadWithNothingChangedKeepsTheSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	writeFile(t, a, manifestJSON("a", "a.one"))
+	writeFile(t, b, manifestJSON("b", "b.one"))
+	r := New(Options{Dirs: []string{dir}})
+	first := r.Snapshot()
+	if got := r.Reload(); got != first {
+		t.Fatalf("a reload with nothing changed built a new snapshot")
+	}
+	writeFile(t, b, manifestJSON("b", "b.one")) // saved, same bytes
+	if got := r.Reload(); got != first {
+		t.Fatalf("a no-op save built a new snapshot")
+	}
+	for _, change := range []struct {
+		name string
+		do   func()
+		want string
+	}{
+		{"new contents", func() { writeFile(t, b, manifestJSON("b", "b.two")) }, "a_one,b_two"},
+		{"a removed file", func() { os.Remove(b) }, "a_one"},
+		{"a new file", func() { writeFile(t, b, manifestJSON("b", "b.one")) }, "a_one,b_one"},
+	} {
+		before := r.Snapshot()
+		change.do()
+		s := r.Reload()
+		if s == before || names(s) != change.want {
+			t.Errorf("%s: new snapshot %v, names %s; want a new one with %s", change.name, s != before, names(s), change.want)
+		}
+	}
+}
