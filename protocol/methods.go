@@ -294,7 +294,7 @@ func (ss *session) listTools(rc *reqContext, id ID) ([]byte, error) {
 	}
 	// The list is written straight into the response line: it can be
 	// megabytes, copied once.
-	buf := make([]byte, 0, size)
+	buf := newLine(size)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
 	buf = append(buf, `,"result":{"tools":[`...)
@@ -359,7 +359,7 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([
 	for _, c := range res.Content {
 		size += len(c.Text) + len(c.Text)/8 + 32 // escaping headroom
 	}
-	buf := make([]byte, 0, size)
+	buf := newLine(size)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, req.ID...)
 	buf = append(buf, `,"result":`...)

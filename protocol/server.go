@@ -291,6 +291,44 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 	return nil
 }
 
+// Large response lines (a tool list, a big tool result) are reused once
+// written instead of left to the collector: a client listing a thousand
+// tools again and again would otherwise grow the heap by the list's size
+// each time until the next collection. A few are kept, each at most
+// maxKeptLine bytes, so the memory held stays bounded. (sync.Pool keeps
+// one per processor and can miss a free one, piling up large buffers.)
+const (
+	bigLine     = 32 << 10
+	maxKeptLine = 8 << 20
+)
+
+var bigLines = make(chan []byte, 2)
+
+// newLine returns an empty buffer with room for size bytes and a newline.
+func newLine(size int) []byte {
+	size++ // the writer adds the newline
+	if size >= bigLine {
+		select {
+		case b := <-bigLines:
+			if cap(b) >= size {
+				return b[:0]
+			}
+		default:
+		}
+	}
+	return make([]byte, 0, size)
+}
+
+// putLine offers a written line for reuse.
+func putLine(b []byte) {
+	if cap(b) >= bigLine && cap(b) <= maxKeptLine {
+		select {
+		case bigLines <- b[:0]:
+		default:
+		}
+	}
+}
+
 // writeLoop is the only writer of the stream.
 func (ss *session) writeLoop() {
 	defer close(ss.writerDone)
@@ -300,6 +338,7 @@ func (ss *session) writeLoop() {
 			ss.writeErr = err
 			return false
 		}
+		putLine(b)
 		if len(ss.out) == 0 {
 			if err := ss.w.Flush(); err != nil {
 				ss.writeErr = err
