@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -173,17 +172,36 @@ func (b *bench) bridgeRun(sock string, measure func(*client) (stats, error)) (st
 	before, _ := cpuTime(c.cmd.Process.Pid)
 	s, err := measure(c)
 	after, _ := cpuTime(c.cmd.Process.Pid)
-	usage, cerr := c.close()
+	hwm, hwmErr := peakRSS(c.cmd.Process.Pid)
+	cerr := c.close()
 	if err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = hwmErr
 	}
 	if s.Calls > 0 && after > before {
 		s.CPUusCall = float64((after - before).Microseconds()) / float64(s.Calls)
 	}
-	if usage != nil {
-		s.MaxRSSMiB = float64(usage.Maxrss) / 1024
-	}
+	s.MaxRSSMiB = float64(hwm) / 1024
 	return s, err
+}
+
+// peakRSS reads a running process's peak resident set (VmHWM, KiB) from
+// /proc (Linux). getrusage's ru_maxrss is no use here: a child started
+// with vfork, as Go starts them, shares the parent's memory until exec,
+// and the kernel counts the parent's resident set in the child's peak.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/" + strconv.Itoa(pid) + "/status")
 }
 
 // cpuTime reads a process's user+system time from /proc (Linux).
@@ -428,16 +446,11 @@ func (c *client) toolsList(n, wantTools int) (stats, error) {
 	return summarise("", lat, errs, 0), nil
 }
 
-func (c *client) close() (*syscall.Rusage, error) {
+func (c *client) close() error {
 	c.w.Flush()
 	c.stdin.Close()
 	<-c.done // all of stdout before Wait closes the pipe
-	err := c.cmd.Wait()
-	if c.cmd.ProcessState == nil {
-		return nil, err
-	}
-	ru, _ := c.cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return ru, err
+	return c.cmd.Wait()
 }
 
 // directSequential calls the backend itself, one call at a time.
