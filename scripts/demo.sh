@@ -26,7 +26,7 @@ trap cleanup EXIT INT TERM
 say() { printf '\033[1m%s\033[0m\n' "$*" >&2; }
 
 say "building tairseach-mcp and tairseach-example-backend"
-(cd "$root" && go build -o "$work/bin/" ./cmd/tairseach-mcp ./cmd/tairseach-example-backend)
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/bin/" ./cmd/tairseach-mcp ./cmd/tairseach-example-backend)
 
 sock="$work/backend.sock"
 mkdir -p "$work/data" "$work/shared"

@@ -88,7 +88,7 @@ indent() { [[ -s "$1" ]] && tail -n "${2:-8}" "$1" | cut -c1-300 | sed 's/^/    
 # ----------------------------------------------------------------- build
 say "building tairseach-mcp and tairseach-example-backend into .cache/bin"
 mkdir -p "$cache/bin"
-(cd "$root" && go build -o "$cache/bin/" ./cmd/tairseach-mcp ./cmd/tairseach-example-backend) ||
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$cache/bin/" ./cmd/tairseach-mcp ./cmd/tairseach-example-backend) ||
 	die "the build failed"
 bridge="${INTEROP_BRIDGE:-$cache/bin/tairseach-mcp}"
 backend="$cache/bin/tairseach-example-backend"

@@ -49,7 +49,9 @@ func run(bridge string, n, pipelined, tools int, jsonOut string) error {
 	defer os.RemoveAll(work)
 	if bridge == "" {
 		bridge = filepath.Join(work, "tairseach-mcp")
-		cmd := exec.Command("go", "build", "-o", bridge, "./cmd/tairseach-mcp")
+		// Built as the README installs it: static, no C library.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", bridge, "./cmd/tairseach-mcp")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("build the bridge (run from the repository root): %w", err)
