@@ -9,6 +9,7 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -65,6 +66,7 @@ type Tool struct {
 		once    sync.Once
 		in, out *jsonschema.Schema
 		err     error
+		quick   *argCheck // the input schema's fast path; nil when there is none
 	}
 	file string // the manifest file, for schema locations in errors
 	// Trivial is true when InputSchema accepts any object, so arguments
@@ -88,8 +90,30 @@ type Annotations struct {
 // for concurrent use. For a tool Parse found servable it does not fail.
 func (t *Tool) Schemas() (in, out *jsonschema.Schema, err error) {
 	c := &t.compiled
-	c.once.Do(func() { c.in, c.out, c.err = compileTool(t.file, t) })
+	c.once.Do(func() {
+		c.in, c.out, c.err = compileTool(t.file, t)
+		if c.err == nil {
+			if v, err := decodeValue(t.InputSchema); err == nil {
+				c.quick = newArgCheck(v)
+			}
+		}
+	})
 	return c.in, c.out, c.err
+}
+
+// ArgumentsSurelyValid reports whether args (the raw JSON object of a
+// call) certainly satisfy the input schema, checked without decoding
+// them. false means "not sure": validate with the schema from Schemas,
+// which also says what is wrong.
+func (t *Tool) ArgumentsSurelyValid(args []byte) bool {
+	if _, _, err := t.Schemas(); err != nil {
+		return false
+	}
+	args = bytes.Trim(args, " \t\r\n") // JSON's white space
+	if len(args) == 0 || args[0] != '{' {
+		return false // arguments are an object; the library words anything else
+	}
+	return t.compiled.quick.valid(args)
 }
 
 // Exposed reports whether the tool is meant for MCP clients: neither

@@ -48,10 +48,20 @@ func BenchmarkValidateArguments(b *testing.B) {
 	e, _ := r.Snapshot().Lookup("t_bench_echo")
 	input, _, _ := e.Tool.Schemas()
 	args := json.RawMessage(`{"data":"` + strings.Repeat("x", 89) + `"}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		if msg := checkArguments(e.Name, input, args); msg != "" {
-			b.Fatal(msg)
+	b.Run("library", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if msg := checkArguments(e.Name, input, args); msg != "" {
+				b.Fatal(msg)
+			}
 		}
-	}
+	})
+	b.Run("fast-path", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !e.Tool.ArgumentsSurelyValid(args) {
+				b.Fatal("not sure")
+			}
+		}
+	})
 }

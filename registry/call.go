@@ -74,7 +74,7 @@ func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*pr
 		// Parse compiled these schemas before the tool was served.
 		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
 	}
-	if !e.Tool.Trivial {
+	if !e.Tool.Trivial && !e.Tool.ArgumentsSurelyValid(args) {
 		if msg := checkArguments(e.Name, input, args); msg != "" {
 			return protocol.TextResult(msg, true), outcomeInvalidArguments
 		}

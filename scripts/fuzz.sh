@@ -16,6 +16,7 @@ targets=(
 	"./manifest FuzzParse"
 	"./manifest FuzzSurelyCompiles"
 	"./manifest FuzzSurelyWellFormed"
+	"./manifest FuzzArgumentsSurelyValid"
 	"./registry FuzzClientName"
 	"./socketclient FuzzParseReply"
 )
