@@ -16,6 +16,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 )
 
 // SchemaJSON is the manifest format as a JSON Schema (draft 2020-12), the
@@ -196,8 +198,7 @@ func (p *parser) lintTool(t *Tool) {
 	if n := len(t.InputSchema) + len(t.OutputSchema); n > maxSchemaLen {
 		p.add(Warning, t.Path(), t.Name, "schemas are %d bytes; over %d they dominate the tool list a model reads", n, maxSchemaLen)
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(t.InputSchema, &top) == nil {
+	if top, ok := p.docTool(t)["inputSchema"].(map[string]any); ok {
 		for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
 			if _, ok := top[kw]; ok {
 				p.add(Warning, t.Path()+".inputSchema."+kw, t.Name, "top-level %s in inputSchema is rejected by some model APIs; move it into a property", kw)
@@ -210,7 +211,7 @@ func (p *parser) lintTool(t *Tool) {
 // when one does not. The compiled schemas are dropped (see Tool.Schemas).
 func (p *parser) compileTool(t *Tool) {
 	t.file = p.file
-	t.Trivial = isTrivialObjectSchema(t.InputSchema)
+	t.Trivial = isTrivialObjectSchema(p.docTool(t)["inputSchema"])
 	if p.surelyCompiles(t) {
 		return
 	}
@@ -225,15 +226,22 @@ func (p *parser) compileTool(t *Tool) {
 	}
 }
 
+// docTool returns the tool's object in the decoded document, nil when
+// there is none.
+func (p *parser) docTool(t *Tool) map[string]any {
+	if t.Index >= len(p.docTools) {
+		return nil
+	}
+	dt, _ := p.docTools[t.Index].(map[string]any)
+	return dt
+}
+
 // surelyCompiles reports whether the tool's schemas certainly compile
 // (see surelyCompiles in quickcheck.go), so that compiling them can wait
 // for the tool's first call.
 func (p *parser) surelyCompiles(t *Tool) bool {
-	if t.Index >= len(p.docTools) {
-		return false
-	}
-	dt, ok := p.docTools[t.Index].(map[string]any)
-	if !ok {
+	dt := p.docTool(t)
+	if dt == nil {
 		return false
 	}
 	out, hasOut := dt["outputSchema"]
@@ -306,18 +314,18 @@ func cleanSchemaError(err error, u string) error {
 	return errors.New(msg)
 }
 
-// isTrivialObjectSchema reports whether a schema accepts every object, so
-// validating arguments against it can be skipped.
-func isTrivialObjectSchema(schema []byte) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(schema, &m) != nil {
+// isTrivialObjectSchema reports whether a schema (decoded) accepts every
+// object, so arguments need no validation beyond being an object.
+func isTrivialObjectSchema(schema any) bool {
+	m, ok := schema.(map[string]any)
+	if !ok {
 		return false
 	}
 	for k, v := range m {
 		switch k {
 		case "type", "$schema", "title", "description", "$comment", "examples":
 		case "properties":
-			if string(bytes.TrimSpace(v)) != "{}" {
+			if p, ok := v.(map[string]any); !ok || len(p) > 0 {
 				return false
 			}
 		default:
@@ -365,6 +373,10 @@ func Violations(err error) []Violation {
 // decodeValue decodes JSON the way the schema library expects (numbers
 // as json.Number), rejecting trailing data.
 func decodeValue(data []byte) (any, error) {
+	if v, err := jsonscan.Decode(data); err == nil {
+		return v, nil // the same value, in a quarter of the time
+	}
+	// encoding/json words the error (and allows deeper nesting).
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	var v any
