@@ -210,7 +210,11 @@ func (c *Client) get(ctx context.Context) (cn *conn, pooled bool, err error) {
 		c.idle = c.idle[:n-1]
 		c.busy[cn] = struct{}{}
 		c.mu.Unlock()
-		if alive(cn.c) {
+		// A connection back from a call moments ago is used as it is: if
+		// the backend has closed it since, the write fails with EPIPE
+		// before the backend could read anything, and call redials. The
+		// check costs a system call, a tenth of a busy bridge's CPU.
+		if time.Since(cn.returned) < peekAfter || alive(cn.c) {
 			return cn, true, nil
 		}
 		c.log.Debug().Str("socket", c.path).Msg("idle backend connection closed by the backend")
@@ -219,6 +223,10 @@ func (c *Client) get(ctx context.Context) (cn *conn, pooled bool, err error) {
 	cn, err = c.dial(ctx)
 	return cn, false, err
 }
+
+// peekAfter is how long a connection may sit idle before get checks it
+// with alive. A shorter idle connection is used unchecked (see get).
+const peekAfter = 100 * time.Millisecond
 
 // put returns a healthy connection to the idle stack.
 func (c *Client) put(cn *conn) {
@@ -234,6 +242,7 @@ func (c *Client) put(cn *conn) {
 		cn.c.Close()
 		return
 	}
+	cn.returned = time.Now()
 	c.idle = append(c.idle, cn)
 }
 

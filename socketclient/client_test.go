@@ -677,3 +677,41 @@ func TestCheckPeerUID(t *testing.T) {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }
+
+// TestIdleConnectionsAreCheckedBeforeUse: a connection back from a call
+// moments ago is reused unchecked (a closed one fails its write and is
+// redialled, see TestBackendRestartIsTransparent), but one idle for
+// longer than peekAfter is checked first, so a backend that half-closed
+// it (no more replies, though it still reads) never gets the request on it.
+func TestIdleConnectionsAreCheckedBeforeUse(t *testing.T) {
+	var mu sync.Mutex
+	accepted := 0
+	path := rawBackend(t, func(c *net.UnixConn, r *bufio.Reader) bool {
+		mu.Lock()
+		accepted++
+		n := accepted
+		mu.Unlock()
+		if n == 1 {
+			answer(c, r, `"first"`)
+			c.CloseWrite()
+			r.ReadBytes('\n') // would swallow a request sent here
+			return false
+		}
+		for answer(c, r, `"ok"`) {
+		}
+		return false
+	})
+	c := newClient(t, path, nil)
+	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(peekAfter + 50*time.Millisecond)
+	if res, err := c.Call(callCtx(t, 5*time.Second), "m", nil); err != nil || string(res) != `"ok"` {
+		t.Fatalf("call on a half-closed idle connection = %s, %v; want a new connection", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if accepted != 2 {
+		t.Errorf("%d connections, want 2", accepted)
+	}
+}

@@ -24,8 +24,9 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // conn is one connection to the backend, used by one call at a time.
 type conn struct {
-	c *net.UnixConn
-	r *bufio.Reader
+	c        *net.UnixConn
+	r        *bufio.Reader
+	returned time.Time // when it last went back to the idle stack
 }
 
 // dial connects to the backend and checks who is behind the socket. The
