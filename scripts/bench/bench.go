@@ -170,6 +170,11 @@ func (b *bench) bridgeRun(sock string, measure func(*client) (stats, error)) (st
 	if _, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`); err != nil {
 		return stats{}, err
 	}
+	// The manifests load in the background after initialize; a tools/list
+	// waits for them, so the load's CPU time is not counted as the calls'.
+	if _, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`); err != nil {
+		return stats{}, err
+	}
 	before, _ := cpuTime(c.cmd.Process.Pid)
 	s, err := measure(c)
 	after, _ := cpuTime(c.cmd.Process.Pid)
