@@ -12,6 +12,7 @@
 package socketclient
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -234,6 +235,10 @@ func (c *Client) put(cn *conn) {
 		// The backend sent more than the reply; what it means is unknown.
 		c.discard(cn)
 		return
+	}
+	if cn.grow {
+		// Nothing is buffered (checked above), so nothing is lost.
+		cn.r, cn.grow = bufio.NewReaderSize(cn.c, largeReadBuffer), false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -715,3 +715,31 @@ func TestIdleConnectionsAreCheckedBeforeUse(t *testing.T) {
 		t.Errorf("%d connections, want 2", accepted)
 	}
 }
+
+// TestReadBufferGrowsForLongReplies: a connection starts with a small
+// read buffer and gets the large one once a reply has outgrown it, so a
+// pool of connections carrying small replies stays small while one
+// carrying large replies parses them in place.
+func TestReadBufferGrowsForLongReplies(t *testing.T) {
+	s := sockettest.NewServer(t, nil)
+	c := newClient(t, s.Path, nil)
+	sizes := func() (out []int) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, cn := range c.idle {
+			out = append(out, cn.r.Size())
+		}
+		return out
+	}
+	echo(t, c, `"small"`)
+	if got := sizes(); len(got) != 1 || got[0] != smallReadBuffer {
+		t.Fatalf("after a small reply: buffers %v, want [%d]", got, smallReadBuffer)
+	}
+	long := `"` + strings.Repeat("x", 2*smallReadBuffer) + `"`
+	echo(t, c, long)
+	if got := sizes(); len(got) != 1 || got[0] != largeReadBuffer {
+		t.Fatalf("after a long reply: buffers %v, want [%d]", got, largeReadBuffer)
+	}
+	echo(t, c, long)
+	echo(t, c, `"small again"`)
+}

@@ -14,10 +14,16 @@ import (
 	"time"
 )
 
-// readBufferSize is each connection's read buffer: 64 KiB of payload and
-// room for its envelope. A reply that fits is parsed in place and only its
-// result copied out; a longer one is gathered in a buffer of its own.
-const readBufferSize = 68 << 10
+// A connection's read buffer starts small (most replies are small, and
+// the pool holds up to 16 connections) and is enlarged to
+// largeReadBuffer, 64 KiB of payload and room for its envelope, once the
+// connection has carried a longer reply. A reply that fits is parsed in
+// place and only its result copied out; a longer one is gathered in a
+// buffer of its own, an extra copy.
+const (
+	smallReadBuffer = 4 << 10
+	largeReadBuffer = 68 << 10
+)
 
 // aLongTimeAgo is a deadline in the past: setting it interrupts blocked I/O.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -27,6 +33,7 @@ type conn struct {
 	c        *net.UnixConn
 	r        *bufio.Reader
 	returned time.Time // when it last went back to the idle stack
+	grow     bool      // a reply outgrew r's buffer: put enlarges it
 }
 
 // dial connects to the backend and checks who is behind the socket. The
@@ -54,7 +61,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 			return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, err)
 		}
 	}
-	cn := &conn{c: uc, r: bufio.NewReaderSize(uc, readBufferSize)}
+	cn := &conn{c: uc, r: bufio.NewReaderSize(uc, smallReadBuffer)}
 	c.mu.Lock()
 	closed := c.closed
 	if !closed {
@@ -154,6 +161,9 @@ func (c *Client) readReply(cn *conn, id uint64) (res json.RawMessage, n int, err
 	for {
 		line, owned, m, err := readLine(cn.r, c.opts.MaxReplySize)
 		n += m
+		if owned && cn.r.Size() < largeReadBuffer {
+			cn.grow = true
+		}
 		if err != nil {
 			return nil, n, err
 		}
