@@ -1,0 +1,34 @@
+package registry
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// BenchmarkLoad1000 measures the first load of 1,000 tools in ten files,
+// each tool with a schema of its own (the bench driver's filler tools,
+// varied so that nothing can be shared between them): the work between
+// the bridge starting and its first tools/list answer.
+func BenchmarkLoad1000(b *testing.B) {
+	dir := b.TempDir()
+	for f := range 10 {
+		var tools, methods []string
+		for i := f * 100; i < (f+1)*100; i++ {
+			name := fmt.Sprintf("filler%d.tool_%04d", f, i)
+			tools = append(tools, fmt.Sprintf(`{"name":%q,"title":"Filler %d","description":%q,"inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"What to search for, in plain words (%d)."},"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"Most results to return."},"since":{"type":"string","format":"date-time"}},"required":["query"]},"annotations":{"readOnlyHint":true}}`,
+				name, i, strings.Repeat("Searches the user's items and returns the ones that match. ", 3), i, 100+i))
+			methods = append(methods, fmt.Sprintf("%q:\"echo\"", name))
+		}
+		writeFile(b, filepath.Join(dir, fmt.Sprintf("filler%02d.json", f)),
+			fmt.Sprintf(`{"id":"filler%d","name":"Filler","version":"1.0.0","tools":[%s],"implementation":{"methods":{%s}}}`, f, strings.Join(tools, ","), strings.Join(methods, ",")))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := New(Options{Dirs: []string{dir}})
+		if n := r.Snapshot().Tools().Len(); n != 1000 {
+			b.Fatalf("%d tools, want 1000", n)
+		}
+	}
+}
