@@ -151,7 +151,7 @@ func (r *Registry) Reload() *Snapshot {
 	paths, walkProblems := manifest.Files(r.opts.Dirs...)
 
 	// Read every file; parse the ones whose contents changed, in parallel
-	// (compiling schemas is most of the work of a load).
+	// (decoding and checking them is most of the work of a load).
 	jobs := make([]job, len(paths))
 	var toParse []*job
 	for i, p := range paths {
