@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ func (p *parser) parse(data []byte) *Manifest {
 	fileBroken := false
 	var formatErr error
 	if !surelyWellFormed(doc) { // the library finds and words what is wrong
-		formatErr = metaSchema().Validate(doc)
+		formatErr = Validate(metaSchema(), doc)
 	}
 	if formatErr != nil {
 		for _, v := range Violations(formatErr) {
@@ -119,6 +120,7 @@ func (p *parser) parse(data []byte) *Manifest {
 			p.add(Error, pointerToPath(v.Pointer), "", "%s", v.Message)
 		}
 	}
+	p.checkCase(doc, brokenTools, &fileBroken)
 	if fileBroken {
 		return nil
 	}
@@ -226,6 +228,74 @@ func (p *parser) compileTool(t *Tool) {
 	}
 }
 
+// encoding/json matches object keys to struct fields ignoring case, so
+// {"inputSchema":…,"InputSchema":…} would be checked as one schema and
+// served as the other. A key that differs from a field's name only in
+// case is an error instead.
+var (
+	manifestKeys   = jsonNames(reflect.TypeFor[rawManifest]())
+	implKeys       = jsonNames(reflect.TypeFor[Implementation]())
+	toolKeys       = jsonNames(reflect.TypeFor[Tool]())
+	annotationKeys = jsonNames(reflect.TypeFor[Annotations]())
+)
+
+// jsonNames lists the JSON names of a struct type's fields, those of
+// embedded structs included.
+func jsonNames(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case f.Anonymous && name == "":
+			names = append(names, jsonNames(f.Type)...)
+		case name != "":
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// checkCase reports keys that differ from a field name only in case:
+// in a tool (or its annotations) they break the tool, elsewhere the file.
+func (p *parser) checkCase(doc any, brokenTools map[int]bool, fileBroken *bool) {
+	check := func(obj any, names []string, path string, report func(path, msg string)) {
+		m, _ := obj.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			for _, n := range names {
+				if k != n && strings.EqualFold(k, n) {
+					report(joinPath(path, k), fmt.Sprintf("%q differs from %q only in case; names are case-sensitive", k, n))
+				}
+			}
+		}
+	}
+	fileLevel := func(path, msg string) {
+		*fileBroken = true
+		p.add(Error, path, "", "%s", msg)
+	}
+	check(doc, manifestKeys, "", fileLevel)
+	m, _ := doc.(map[string]any)
+	check(m["implementation"], implKeys, "implementation", fileLevel)
+	tools, _ := m["tools"].([]any)
+	for i, t := range tools {
+		toolLevel := func(path, msg string) {
+			brokenTools[i] = true
+			p.add(Error, path, toolName(doc, i), "%s", msg)
+		}
+		path := fmt.Sprintf("tools[%d]", i)
+		check(t, toolKeys, path, toolLevel)
+		tm, _ := t.(map[string]any)
+		check(tm["annotations"], annotationKeys, path+".annotations", toolLevel)
+	}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
 // docTool returns the tool's object in the decoded document, nil when
 // there is none.
 func (p *parser) docTool(t *Tool) map[string]any {
@@ -274,7 +344,14 @@ func compileTool(file string, t *Tool) (in, out *jsonschema.Schema, err error) {
 // its $schema says otherwise). References may only point inside the
 // document: nothing is loaded from the network or the file system. file
 // and path only name the schema in errors.
-func CompileSchema(file, path string, schema []byte) (*jsonschema.Schema, error) {
+func CompileSchema(file, path string, schema []byte) (s *jsonschema.Schema, err error) {
+	defer func() {
+		// The library panics on numbers its big.Rat parser refuses (an
+		// exponent past a million): one manifest must not stop the load.
+		if p := recover(); p != nil {
+			s, err = nil, fmt.Errorf("the schema library failed on it (%v); a number may be out of range", p)
+		}
+	}()
 	c := newCompiler()
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -284,8 +361,7 @@ func CompileSchema(file, path string, schema []byte) (*jsonschema.Schema, error)
 	if err := c.AddResource(u, bytes.NewReader(schema)); err != nil {
 		return nil, cleanSchemaError(err, u)
 	}
-	s, err := c.Compile(u)
-	if err != nil {
+	if s, err = c.Compile(u); err != nil {
 		return nil, cleanSchemaError(err, u)
 	}
 	return s, nil
@@ -368,6 +444,18 @@ func Violations(err error) []Violation {
 	}
 	walk(ve)
 	return out
+}
+
+// Validate checks a decoded value against a compiled schema, like
+// s.Validate, but turns the library's panics (it has some on numbers
+// whose exponent is past a million) into an error.
+func Validate(s *jsonschema.Schema, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cannot be checked: %v (a number may be out of range)", p)
+		}
+	}()
+	return s.Validate(v)
 }
 
 // decodeValue decodes JSON the way the schema library expects (numbers

@@ -155,8 +155,8 @@ func buildArgCheck(m map[string]any, depth int) *argCheck {
 				return nil
 			}
 			i, err := strconv.Atoi(string(n))
-			if err != nil || i < 0 {
-				return nil
+			if err != nil || i < 0 || i > maxExactInt {
+				return nil // the library reads these through a float64
 			}
 			if k == "minLength" {
 				q.minLen = i
@@ -165,7 +165,7 @@ func buildArgCheck(m map[string]any, depth int) *argCheck {
 			}
 		case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
 			n, ok := v.(json.Number)
-			if !ok {
+			if !ok || !plainNumber([]byte(n)) {
 				return nil
 			}
 			f, err := strconv.ParseFloat(string(n), 64)
@@ -193,6 +193,24 @@ func buildArgCheck(m map[string]any, depth int) *argCheck {
 }
 
 var errNotSure = errors.New("not sure")
+
+// maxExactInt is the largest integer a float64 holds exactly (2^53).
+const maxExactInt = 1 << 53
+
+// plainNumber reports whether a number literal is short and its exponent
+// small. The library compares numbers as big.Rat, whose parser refuses
+// exponents past a million (and the library then fails), so only
+// literals far from that take the fast path.
+func plainNumber(lit []byte) bool {
+	if len(lit) > 40 {
+		return false
+	}
+	if i := bytes.IndexAny(lit, "eE"); i >= 0 {
+		exp := bytes.TrimLeft(lit[i+1:], "+-")
+		return len(exp) <= 3
+	}
+	return true
+}
 
 // valid reports whether the raw JSON value surely satisfies the schema.
 // raw must be valid JSON when it is nested; at the top it is checked.
@@ -296,6 +314,9 @@ func (q *argCheck) enumHas(raw []byte) bool {
 // inequality between the rounded values holds for the exact ones; a tie
 // is left to the library.
 func (q *argCheck) validNumber(raw []byte) bool {
+	if !plainNumber(raw) {
+		return false
+	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil {
 		return false

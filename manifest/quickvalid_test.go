@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -81,4 +82,64 @@ func FuzzArgumentsSurelyValid(f *testing.F) {
 			t.Fatalf("schema %s, arguments %s: the fast path is sure, the library says %v", schema, args, err)
 		}
 	})
+}
+
+// TestKeysDifferingOnlyInCase: encoding/json would decode "InputSchema"
+// into the inputSchema field, so the schema checked and the one served
+// would differ; such keys are errors.
+func TestKeysDifferingOnlyInCase(t *testing.T) {
+	for _, c := range []struct {
+		doc, wantPath string
+		wantManifest  bool
+	}{
+		{`{"id":"x","implementation":{"methods":{"a":"m"}},"tools":[{"name":"a","description":"d","inputSchema":{"type":"object"},"InputSchema":{"type":"object","properties":{"p":{"pattern":"("}}}}]}`, "tools[0].InputSchema", true},
+		{`{"id":"x","implementation":{"methods":{"a":"m"}},"tools":[{"name":"a","description":"d","inputSchema":{"type":"object"},"annotations":{"ReadOnlyHint":"x"}}]}`, "tools[0].annotations.ReadOnlyHint", true},
+		{`{"id":"x","implementation":{"methods":{"a":"m"}},"tools":[{"name":"a","description":"d","inputSchema":{"type":"object"}}],"Tools":[{"name":"a","inputSchema":{"type":"object","minLength":-1}}]}`, "Tools", false},
+		{`{"id":"x","implementation":{"methods":{"a":"m"},"METHODS":{"a":"n"}},"tools":[{"name":"a","description":"d","inputSchema":{"type":"object"}}]}`, "implementation.METHODS", false},
+	} {
+		m, problems := Parse("f.json", []byte(c.doc))
+		found := false
+		for _, p := range problems {
+			found = found || p.Severity == Error && p.Path == c.wantPath && strings.Contains(p.Message, "only in case")
+		}
+		if !found {
+			t.Errorf("%s: problems %v, want an error at %s", c.doc, problems, c.wantPath)
+		}
+		if (m != nil) != c.wantManifest {
+			t.Errorf("%s: manifest %v, want one: %v", c.doc, m != nil, c.wantManifest)
+		}
+		if m != nil && m.Tools[0].Servable() {
+			t.Errorf("%s: the tool is served", c.doc)
+		}
+	}
+}
+
+// TestNumbersTheLibraryCannotTake: the schema library panics on numbers
+// whose exponent is past a million; the fast paths stay clear of them and
+// the bridge turns the panics into errors.
+func TestNumbersTheLibraryCannotTake(t *testing.T) {
+	huge := []struct{ schema, args string }{
+		{`{"type":"object","properties":{"n":{"minimum":-1}}}`, `{"n":1e-1000001}`},
+		{`{"type":"object","properties":{"n":{"type":"number","maximum":1}}}`, `{"n":-1e-1000001}`},
+		{`{"type":"object","properties":{"n":{"maximum":1}}}`, `{"n":0.` + strings.Repeat("0", 1000001) + `1}`},
+		{`{"type":"object","properties":{"s":{"type":"string","maxLength":9223372036854775807}}}`, `{"s":"a"}`},
+	}
+	for _, c := range huge {
+		tool := &Tool{Name: "t", InputSchema: []byte(c.schema), file: "f.json"}
+		if tool.ArgumentsSurelyValid([]byte(c.args)) {
+			t.Errorf("schema %s: the fast path is sure of %.60s", c.schema, c.args)
+		}
+		in, _, err := tool.Schemas()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := decodeValue([]byte(c.args))
+		_ = Validate(in, v) // must not panic
+	}
+	for _, schema := range []string{`{"type":"object","minLength":1e1000001}`, `{"type":"object","multipleOf":1e-1000001}`} {
+		m, problems := Parse("f.json", []byte(`{"id":"x","implementation":{"methods":{"a":"m"}},"tools":[{"name":"a","description":"d","inputSchema":`+schema+`}]}`))
+		if m == nil || m.Tools[0].Servable() || !HasErrors(problems) {
+			t.Errorf("%s: served, or no error: %v", schema, problems)
+		}
+	}
 }

@@ -100,7 +100,7 @@ func checkArguments(tool string, input *jsonschema.Schema, args json.RawMessage)
 	if err != nil {
 		return fmt.Sprintf("Invalid arguments for %s: not valid JSON (%v). Nothing was sent to the backend.", tool, err)
 	}
-	if err := input.Validate(v); err != nil {
+	if err := manifest.Validate(input, v); err != nil {
 		return fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
 			tool, describeViolations(manifest.Violations(err), "arguments"))
 	}
@@ -140,7 +140,7 @@ func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Sch
 	if output != nil {
 		v, err := decodeJSON(result)
 		if err == nil {
-			err = output.Validate(v)
+			err = manifest.Validate(output, v)
 		}
 		if err != nil {
 			detail := describeViolations(manifest.Violations(err), "result")
