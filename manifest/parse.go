@@ -261,12 +261,18 @@ func jsonNames(t reflect.Type) []string {
 func (p *parser) checkCase(doc any, brokenTools map[int]bool, fileBroken *bool) {
 	check := func(obj any, names []string, path string, report func(path, msg string)) {
 		m, _ := obj.(map[string]any)
-		for _, k := range slices.Sorted(maps.Keys(m)) {
+		type mismatch struct{ key, name string }
+		var bad []mismatch // rare, so sorted only when found
+		for k := range m {
 			for _, n := range names {
 				if k != n && strings.EqualFold(k, n) {
-					report(joinPath(path, k), fmt.Sprintf("%q differs from %q only in case; names are case-sensitive", k, n))
+					bad = append(bad, mismatch{k, n})
 				}
 			}
+		}
+		slices.SortFunc(bad, func(a, b mismatch) int { return strings.Compare(a.key, b.key) })
+		for _, b := range bad {
+			report(joinPath(path, b.key), fmt.Sprintf("%q differs from %q only in case; names are case-sensitive", b.key, b.name))
 		}
 	}
 	fileLevel := func(path, msg string) {
