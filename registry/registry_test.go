@@ -115,8 +115,10 @@ func TestMissingFolderMeansNoTools(t *testing.T) {
 const schemaManifest = `{"id":"n","tools":[
  {"name":"notes.create","description":"Create.","inputSchema":{"type":"object","properties":{"title":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["title"],"additionalProperties":false},
   "outputSchema":{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}},
- {"name":"notes.any","description":"Any.","inputSchema":{"type":"object"}}
-],"implementation":{"methods":{"notes.create":"notes.create","notes.any":"notes.any"}}}`
+ {"name":"notes.any","description":"Any.","inputSchema":{"type":"object"}},
+ {"name":"notes.count","description":"Count.","inputSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":0}}},
+  "outputSchema":{"type":"object","properties":{"count":{"type":"integer"}}}}
+],"implementation":{"methods":{"notes.create":"notes.create","notes.any":"notes.any","notes.count":"notes.count"}}}`
 
 func newCallRegistry(t *testing.T, fn func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)) (*Registry, *fakeBackend) {
 	t.Helper()
@@ -162,6 +164,10 @@ func TestCallOutcomes(t *testing.T) {
 		{name: "missing arguments are treated as {}", tool: "t_notes_any", args: ``, reply: `null`, wantText: []string{`null`}},
 		{name: "arguments that fail the schema name each path and are not sent", tool: "t_notes_create", args: `{"tags":[1,"x",2],"bogus":1}`, noBackend: true, wantError: true,
 			wantText: []string{"Invalid arguments for t_notes_create", "nothing was sent to the backend", "- arguments: missing properties: 'title'", "- arguments: additionalProperties 'bogus' not allowed", "- arguments.tags[0]: expected string, but got number", "- arguments.tags[2]: expected string"}},
+		{name: "a number the schema library cannot read is refused, not a crash", tool: "t_notes_count", args: `{"n":1e-1000001}`, noBackend: true, wantError: true,
+			wantText: []string{"Invalid arguments for t_notes_count", "out of range"}},
+		{name: "a result the schema library cannot read breaks the contract", tool: "t_notes_count", args: `{"n":1}`, reply: `{"count":1e1000001}`, wantError: true,
+			wantText: []string{"The backend broke its contract", "out of range"}},
 		{name: "a result that breaks the outputSchema is an error", tool: "t_notes_create", args: `{"title":"a"}`, reply: `{"id":7}`, wantError: true,
 			wantText: []string{"The backend broke its contract", "result.id: expected string, but got number"}},
 		{name: "a backend error keeps its code, message and data", tool: "t_notes_any", args: `{}`, err: &socketclient.RPCError{Code: -32011, Message: "Permission denied", Data: json.RawMessage(`{"reason":"no"}`)}, wantError: true,
