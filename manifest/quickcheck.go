@@ -164,14 +164,12 @@ func quickKeyword(k string, v any, depth int) bool {
 	return false // $ref, $id, $anchor, unknown keywords...: ask the library
 }
 
-var simpleTypes = map[string]bool{"array": true, "boolean": true, "integer": true, "null": true, "number": true, "object": true, "string": true}
-
 // quickType checks "type": one simple type, or a non-empty array of
 // distinct ones.
 func quickType(v any) bool {
 	switch v := v.(type) {
 	case string:
-		return simpleTypes[v]
+		return typeBits[v] != 0
 	case []any:
 		if len(v) == 0 {
 			return false
@@ -179,7 +177,7 @@ func quickType(v any) bool {
 		seen := map[string]bool{}
 		for _, e := range v {
 			s, ok := e.(string)
-			if !ok || !simpleTypes[s] || seen[s] {
+			if !ok || typeBits[s] == 0 || seen[s] {
 				return false
 			}
 			seen[s] = true

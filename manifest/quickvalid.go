@@ -49,6 +49,7 @@ const (
 	tNull
 )
 
+// typeBits maps JSON Schema's simple type names to the types they allow.
 var typeBits = map[string]jsonTypes{"object": tObject, "array": tArray, "string": tString, "number": tNumber | tInteger, "integer": tInteger, "boolean": tBoolean, "null": tNull}
 
 // newArgCheck builds the fast path for a decoded schema (from
