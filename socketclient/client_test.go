@@ -743,3 +743,33 @@ func TestReadBufferGrowsForLongReplies(t *testing.T) {
 	echo(t, c, long)
 	echo(t, c, `"small again"`)
 }
+
+// A request larger than the socket's buffer is sent in parts; when the
+// backend stops reading it, the call still ends at its deadline.
+func TestALargeRequestTheBackendDoesNotReadTimesOut(t *testing.T) {
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() }) // accepted, never read
+		}
+	}()
+	c := newClient(t, path, nil)
+	params := json.RawMessage(`"` + strings.Repeat("x", 8<<20) + `"`)
+	start := time.Now()
+	_, err = c.Call(callCtx(t, 200*time.Millisecond), "m", params)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want a timeout", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the call took %v to time out after 200ms", d)
+	}
+}

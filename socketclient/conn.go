@@ -34,6 +34,13 @@ type conn struct {
 	r        *bufio.Reader
 	returned time.Time // when it last went back to the idle stack
 	grow     bool      // a reply outgrew r's buffer: put enlarges it
+
+	// writeAwait's state (Unix only).
+	raw      syscall.RawConn // c's descriptor; nil if unavailable
+	sendStep func(fd uintptr) bool
+	pending  []byte // what is left to write
+	werr     error
+	written  bool
 }
 
 // dial connects to the backend and checks who is behind the socket. The
@@ -62,6 +69,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		}
 	}
 	cn := &conn{c: uc, r: bufio.NewReaderSize(uc, smallReadBuffer)}
+	cn.raw, _ = uc.SyscallConn()
 	c.mu.Lock()
 	closed := c.closed
 	if !closed {
@@ -116,18 +124,16 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte)
 			c.discard(cn)
 		}
 	}()
-	if dl, ok := ctx.Deadline(); ok {
-		cn.c.SetDeadline(dl)
-	} else {
-		cn.c.SetDeadline(time.Time{})
-	}
+	// The context's end, by cancellation or by its deadline, interrupts
+	// blocked I/O by moving the connection's deadline to the past. No
+	// deadline is set otherwise: a connection that had one is never
+	// pooled, so every pooled connection has none.
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
-		// Cancellation interrupts blocked I/O by moving the deadline to the past.
 		stop = context.AfterFunc(ctx, func() { cn.c.SetDeadline(aLongTimeAgo) })
 	}
 
-	if _, err := cn.c.Write(req); err != nil {
+	if err := writeAwait(cn, req); err != nil {
 		stop()
 		unsent = peerGone(err)
 		return nil, unsent, c.ioError(ctx, err, 0, unsent)
