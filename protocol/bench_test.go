@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -38,10 +39,15 @@ func benchToolSet(n int) *ToolSet {
 func BenchmarkToolsList1000(b *testing.B) {
 	ss := newSession(newTestServer(&fakeTools{set: benchToolSet(1000)}), io.Discard)
 	rc := &reqContext{version: Version20251125, shape: shapeOf(Version20251125)}
+	w := bufio.NewWriterSize(io.Discard, 64<<10)
 	ss.listTools(rc, ID("1")) // the first list encodes and caches each tool
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ss.listTools(rc, ID("1")); err != nil {
+		list, err := ss.listTools(rc, ID("1"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := list.writeTo(w); err != nil {
 			b.Fatal(err)
 		}
 	}

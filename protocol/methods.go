@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bufio"
 	"errors"
 
 	"bytes"
@@ -267,9 +268,9 @@ func (ss *session) setLevel(rc *reqContext) ([]byte, error) {
 }
 
 // listTools answers tools/list, a page at a time when PageSize is set.
-// It returns the whole response line for request id.
+// It returns the response for request id, in parts.
 // Cursors are opaque to clients: base64 of the offset of the next tool.
-func (ss *session) listTools(rc *reqContext, id ID) ([]byte, error) {
+func (ss *session) listTools(rc *reqContext, id ID) (*listParts, error) {
 	ts := ss.srv.Tools.Tools()
 	enc := ts.encoded(rc.shape)
 	start := 0
@@ -288,29 +289,57 @@ func (ss *session) listTools(rc *reqContext, id ID) ([]byte, error) {
 	if ps > 0 && end-start > ps {
 		end = start + ps
 	}
-	size := 256 + len(id)
-	for _, t := range enc[start:end] {
-		size += len(t) + 1
-	}
-	// The list is written straight into the response line: it can be
-	// megabytes, copied once.
-	buf := newLine(size)
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = append(buf, id...)
-	buf = append(buf, `,"result":{"tools":[`...)
-	for i, t := range enc[start:end] {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, t...)
-	}
-	buf = append(buf, ']')
+	head := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	head = append(head, `,"result":{"tools":[`...)
+	tail := []byte{']'}
 	if end < len(enc) {
-		buf = append(buf, `,"nextCursor":`...)
-		buf = appendString(buf, encodeCursor(end))
+		tail = append(tail, `,"nextCursor":`...)
+		tail = appendString(tail, encodeCursor(end))
 	}
-	buf = ss.appendModernList(buf, rc)
-	return append(buf, "}}"...), nil
+	tail = ss.appendModernList(tail, rc)
+	tail = append(tail, "}}"...)
+	return &listParts{head: head, items: enc[start:end], tail: tail}, nil
+}
+
+// listParts is a list response: head, the items separated by commas,
+// tail. The items are the tool set's cached encodings, shared and never
+// modified.
+type listParts struct {
+	head  []byte
+	items [][]byte
+	tail  []byte
+}
+
+func (l *listParts) size() int {
+	n := len(l.head) + len(l.tail)
+	for _, it := range l.items {
+		n += len(it) + 1
+	}
+	return n
+}
+
+func (l *listParts) appendTo(b []byte) []byte {
+	b = append(b, l.head...)
+	for i, it := range l.items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	return append(b, l.tail...)
+}
+
+// writeTo writes the response and its newline.
+func (l *listParts) writeTo(w *bufio.Writer) error {
+	w.Write(l.head)
+	for i, it := range l.items {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.Write(it)
+	}
+	w.Write(l.tail)
+	return w.WriteByte('\n') // a bufio.Writer's error sticks: this reports any
 }
 
 func encodeCursor(offset int) string {

@@ -139,7 +139,7 @@ type session struct {
 
 	w          *bufio.Writer
 	rawW       io.Writer
-	out        chan []byte   // lines for the writer goroutine, without newline
+	out        chan outMsg   // lines for the writer goroutine
 	quit       chan struct{} // closed to make the writer flush and stop
 	writerDone chan struct{} // closed when the writer goroutine has returned
 	writeErr   error         // set by the writer before writerDone closes
@@ -189,7 +189,7 @@ func newSession(srv *Server, w io.Writer) *session {
 		log:        *srv.logger(),
 		rawW:       w,
 		w:          bufio.NewWriterSize(w, 64<<10),
-		out:        make(chan []byte, 64),
+		out:        make(chan outMsg, 64),
 		quit:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 		sem:        make(chan struct{}, orDefault(srv.MaxInFlight, DefaultMaxInFlight)),
@@ -329,35 +329,45 @@ func putLine(b []byte) {
 	}
 }
 
+// outMsg is one line for the writer: a line without its newline, or a
+// tool list in parts.
+type outMsg struct {
+	line []byte
+	list *listParts
+}
+
 // writeLoop is the only writer of the stream.
 func (ss *session) writeLoop() {
 	defer close(ss.writerDone)
-	write := func(b []byte) bool {
-		b = append(b, '\n')
-		if _, err := ss.w.Write(b); err != nil {
+	write := func(m outMsg) bool {
+		var err error
+		if m.list != nil {
+			err = m.list.writeTo(ss.w)
+		} else {
+			b := append(m.line, '\n')
+			_, err = ss.w.Write(b)
+			putLine(b)
+		}
+		if err == nil && len(ss.out) == 0 {
+			err = ss.w.Flush()
+		}
+		if err != nil {
 			ss.writeErr = err
 			return false
-		}
-		putLine(b)
-		if len(ss.out) == 0 {
-			if err := ss.w.Flush(); err != nil {
-				ss.writeErr = err
-				return false
-			}
 		}
 		return true
 	}
 	for {
 		select {
-		case b := <-ss.out:
-			if !write(b) {
+		case m := <-ss.out:
+			if !write(m) {
 				return
 			}
 		case <-ss.quit:
 			for {
 				select {
-				case b := <-ss.out:
-					if !write(b) {
+				case m := <-ss.out:
+					if !write(m) {
 						return
 					}
 				default:
@@ -374,9 +384,11 @@ func (ss *session) writeLoop() {
 // send queues one line for the writer. It blocks while the writer is
 // behind (that is the backpressure) and drops the line once the writer
 // has stopped.
-func (ss *session) send(line []byte) {
+func (ss *session) send(line []byte) { ss.enqueue(outMsg{line: line}) }
+
+func (ss *session) enqueue(m outMsg) {
 	select {
-	case ss.out <- line:
+	case ss.out <- m:
 	case <-ss.writerDone:
 	}
 }
@@ -518,7 +530,7 @@ func (ss *session) handleLine(line []byte) func() {
 		ss.log.Debug().Msg("ignoring response from client")
 		return nil
 	}
-	return ss.dispatch(req, ss.send)
+	return ss.dispatch(req, nil)
 }
 
 // handleBatch answers a JSON array of messages. Batches exist only in
@@ -557,7 +569,7 @@ func (ss *session) handleBatch(line []byte) {
 			}
 			b.respond(nil)
 		default:
-			if call := ss.dispatch(req, b.respond); call != nil {
+			if call := ss.dispatch(req, b); call != nil {
 				go call() // counted in ss.calls, so run waits for it
 			}
 		}
@@ -603,13 +615,17 @@ func (ss *session) legacyVersion() string {
 	return LatestLegacyVersion
 }
 
-// dispatch runs one request or notification. respond receives the
-// response line; it is nil for notifications. A long request is returned
-// as a function for the caller to run on its own goroutine.
-func (ss *session) dispatch(req request, respond func([]byte)) func() {
+// dispatch runs one request or notification. Its response goes to the
+// writer, or into b when the request is part of a batch. A long request is
+// returned as a function for the caller to run on its own goroutine.
+func (ss *session) dispatch(req request, b *batch) func() {
 	if req.isNotification() {
 		ss.handleNotification(req)
 		return nil
+	}
+	respond := ss.send
+	if b != nil {
+		respond = b.respond
 	}
 	rc, err := ss.requestContext(req)
 	if err != nil {
@@ -620,11 +636,17 @@ func (ss *session) dispatch(req request, respond func([]byte)) func() {
 		return ss.startCall(req, rc, respond)
 	}
 	if req.Method == "tools/list" {
-		line, err := ss.listTools(rc, req.ID)
-		if err != nil {
-			line = ss.encodeOutcome(req, nil, err)
+		list, err := ss.listTools(rc, req.ID)
+		switch {
+		case err != nil:
+			respond(ss.encodeOutcome(req, nil, err))
+		case b != nil:
+			respond(list.appendTo(make([]byte, 0, list.size())))
+		default:
+			// Written from the cached encodings: a list can be
+			// megabytes, and is neither copied nor kept.
+			ss.enqueue(outMsg{list: list})
 		}
-		respond(line)
 		return nil
 	}
 	result, err := ss.handleRequest(rc, req)

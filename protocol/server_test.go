@@ -154,6 +154,14 @@ func TestBatchesIn20250326(t *testing.T) {
 			t.Errorf("batch response %s lacks %s", line, want)
 		}
 	}
+	// A tool list is written in parts on its own, and whole in a batch.
+	c.send(`{"jsonrpc":"2.0","id":"L","method":"tools/list"}`)
+	list := c.recv()
+	if !strings.HasPrefix(list, `{"jsonrpc":"2.0","id":"L","result":{"tools":[{"name":"t_echo"`) {
+		t.Errorf("tools/list response %s", list)
+	}
+	c.send(`[{"jsonrpc":"2.0","id":"L","method":"tools/list"}]`)
+	c.expect("[" + list + "]")
 	c.send(`[]`)
 	c.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}`)
 	c.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
