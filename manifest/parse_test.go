@@ -307,3 +307,34 @@ func TestWorldWritableManifestsAreReported(t *testing.T) {
 		t.Errorf("problems = %v", problems)
 	}
 }
+
+// Schemas are kept compact, the form the tool list sends, so the list can
+// share their bytes.
+func TestSchemasAreKeptCompact(t *testing.T) {
+	m, probs := Parse("m.json", []byte(`{
+  "id": "m",
+  "tools": [{
+    "name": "a",
+    "description": "A.",
+    "inputSchema": {
+      "type": "object",
+      "properties": {"q": {"type": "string", "description": "two  spaces"}}
+    },
+    "outputSchema": {"type": "object"}
+  }],
+  "implementation": {"methods": {"a": "m.a"}}
+}`))
+	if len(probs) != 0 {
+		t.Fatalf("problems: %v", probs)
+	}
+	tool := m.Tools[0]
+	if got, want := string(tool.InputSchema), `{"type":"object","properties":{"q":{"type":"string","description":"two  spaces"}}}`; got != want {
+		t.Errorf("inputSchema = %s, want %s", got, want)
+	}
+	if got, want := string(tool.OutputSchema), `{"type":"object"}`; got != want {
+		t.Errorf("outputSchema = %s, want %s", got, want)
+	}
+	if _, _, err := tool.Schemas(); err != nil {
+		t.Errorf("the compact schemas do not compile: %v", err)
+	}
+}

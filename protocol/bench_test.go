@@ -95,3 +95,20 @@ func BenchmarkServe(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// A tool set shares schemas that are compact already and compacts the
+// others, so every tool list carries them without white space.
+func TestToolSetSharesCompactSchemas(t *testing.T) {
+	compact := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)
+	ts := NewToolSet([]Tool{
+		{Name: "a", InputSchema: compact},
+		{Name: "b", InputSchema: json.RawMessage("{\n  \"type\": \"object\"\n}")},
+	})
+	tools := ts.Tools()
+	if &tools[0].InputSchema[0] != &compact[0] {
+		t.Error("a compact schema was copied")
+	}
+	if got := string(tools[1].InputSchema); got != `{"type":"object"}` {
+		t.Errorf("schema = %s, want it compacted", got)
+	}
+}

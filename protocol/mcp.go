@@ -1,13 +1,14 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 )
 
 // Protocol versions the bridge speaks.
@@ -158,11 +159,11 @@ func compact(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return raw
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
+	c, err := jsonscan.Compact(raw)
+	if err != nil {
 		return json.RawMessage(`{"type":"object"}`)
 	}
-	return b.Bytes()
+	return c
 }
 
 // Len returns the number of tools.

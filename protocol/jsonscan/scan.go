@@ -7,6 +7,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -412,4 +413,47 @@ func Name(rawKey []byte) []byte {
 		return inner
 	}
 	return []byte(Unquote(rawKey))
+}
+
+// Compact returns valid JSON without insignificant white space: data
+// itself when it has none, so compact values are shared, not copied;
+// otherwise a copy of exactly the compacted size, fit to be kept.
+func Compact(data []byte) ([]byte, error) {
+	if hasSpace(data) {
+		var b bytes.Buffer
+		b.Grow(len(data))
+		if err := json.Compact(&b, data); err != nil {
+			return nil, err
+		}
+		out := make([]byte, b.Len())
+		copy(out, b.Bytes())
+		return out, nil
+	}
+	if err := Valid(data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// hasSpace reports white space outside strings.
+func hasSpace(data []byte) bool {
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return true
+		}
+	}
+	return false
 }

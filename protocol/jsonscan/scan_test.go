@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -141,4 +142,37 @@ func FuzzObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCompact(t *testing.T) {
+	for _, in := range []string{
+		`{"a":[1,2,{"b":"c d"}]}`,
+		"{\n  \"a\": [1, 2],\t\"b\": \"x \\\" y\\\\\"\r\n}",
+		`"only a string with spaces"`,
+		` 1 `,
+		`{"k":"\\"}`,
+	} {
+		data := []byte(in)
+		got, err := Compact(data)
+		var want bytes.Buffer
+		if werr := json.Compact(&want, []byte(in)); werr != nil || err != nil {
+			t.Fatalf("Compact(%q): %v; encoding/json: %v", in, err, werr)
+		}
+		if string(got) != want.String() {
+			t.Errorf("Compact(%q) = %q, want %q", in, got, want.String())
+		}
+		if &got[0] != &data[0] && cap(got) != len(got) {
+			t.Errorf("Compact(%q) keeps %d bytes for %d", in, cap(got), len(got))
+		}
+	}
+	compact := []byte(`{"a":"b c"}`)
+	if got, _ := Compact(compact); &got[0] != &compact[0] {
+		t.Error("Compact copied JSON that was compact already")
+	}
+	if _, err := Compact([]byte(`{"a":`)); err == nil {
+		t.Error("Compact accepted invalid JSON")
+	}
+	if _, err := Compact([]byte(`{"a": `)); err == nil {
+		t.Error("Compact accepted invalid JSON with white space")
+	}
 }
