@@ -13,6 +13,7 @@ targets=(
 	"./protocol/jsonscan FuzzValid"
 	"./protocol/jsonscan FuzzDecode"
 	"./protocol/jsonscan FuzzObject"
+	"./protocol/jsonscan FuzzCompact"
 	"./manifest FuzzParse"
 	"./manifest FuzzSurelyCompiles"
 	"./manifest FuzzSurelyWellFormed"

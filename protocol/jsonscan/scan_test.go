@@ -176,3 +176,21 @@ func TestCompact(t *testing.T) {
 		t.Error("Compact accepted invalid JSON with white space")
 	}
 }
+
+// FuzzCompact holds Compact to encoding/json's Compact.
+func FuzzCompact(f *testing.F) {
+	for _, s := range []string{"{\n \"a\": [1, 2] }", `{"a":"b c"}`, "\"x \\\" y\"", ` {"a" :1,}`, "[\"\\\\\", 1 ]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Compact(data)
+		var want bytes.Buffer
+		werr := json.Compact(&want, data)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("Compact(%q) error %v, encoding/json says %v", data, err, werr)
+		}
+		if err == nil && string(got) != want.String() {
+			t.Fatalf("Compact(%q) = %q, want %q", data, got, want.String())
+		}
+	})
+}
