@@ -60,8 +60,8 @@ func (p *params) decode(obj []byte) error {
 		return v
 	}
 	jerr := jsonscan.Object(obj, func(rawKey, v []byte) error {
-		key := string(jsonscan.Name(rawKey))
-		switch key {
+		// Switching on the converted name does not allocate it.
+		switch string(jsonscan.Name(rawKey)) {
 		case "_meta":
 			if string(v) != "null" {
 				if e := json.Unmarshal(v, &p.Meta); e != nil {
@@ -69,21 +69,21 @@ func (p *params) decode(obj []byte) error {
 				}
 			}
 		case "protocolVersion":
-			p.ProtocolVersion = str(key, v)
+			p.ProtocolVersion = str("protocolVersion", v)
 		case "capabilities":
 			p.Capabilities = raw(v)
 		case "clientInfo":
 			p.ClientInfo = raw(v)
 		case "name":
-			p.Name = str(key, v)
+			p.Name = str("name", v)
 		case "arguments":
 			p.Arguments = raw(v)
 		case "cursor":
-			p.Cursor = str(key, v)
+			p.Cursor = str("cursor", v)
 		case "level":
-			p.Level = str(key, v)
+			p.Level = str("level", v)
 		case "uri":
-			p.URI = str(key, v)
+			p.URI = str("uri", v)
 		case "requestId":
 			p.RequestID = raw(v)
 		case "notifications":

@@ -82,15 +82,23 @@ func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*pr
 	if r.opts.Backend == nil {
 		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
 	}
-	callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
-	defer cancel()
 	r.log.Trace().Str("tool", e.Name).RawJSON("arguments", args).Msg("backend request")
-	result, err := r.opts.Backend.Call(callCtx, e.Method, args)
+	result, err := r.callBackend(ctx, e.Method, args)
 	if err != nil {
 		return r.failure(ctx, e, err)
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
 	return r.success(ctx, e, output, result)
+}
+
+// callBackend calls the backend, bounded by the call timeout.
+func (r *Registry) callBackend(ctx context.Context, method string, args json.RawMessage) (json.RawMessage, error) {
+	if tc, ok := r.opts.Backend.(TimedCaller); ok {
+		return tc.CallWithin(ctx, r.opts.CallTimeout, method, args)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	return r.opts.Backend.Call(ctx, method, args)
 }
 
 // checkArguments validates args against the tool's input schema and

@@ -35,6 +35,13 @@ type Caller interface {
 	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
+// A TimedCaller bounds a call by a timeout itself, like a context's
+// deadline would (socketclient.Client is one): the registry then gives it
+// the call timeout instead of a context with a timer, for each call.
+type TimedCaller interface {
+	CallWithin(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
 // Options configures a Registry. The zero value of each field means its default.
 type Options struct {
 	// Dirs are the manifest folders, read recursively.

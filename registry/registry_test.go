@@ -456,3 +456,33 @@ func TestReloadWithNothingChangedKeepsTheSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// timedBackend bounds calls itself, as socketclient.Client does.
+type timedBackend struct {
+	fakeBackend
+	timeout time.Duration
+}
+
+func (b *timedBackend) CallWithin(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+	b.timeout = timeout
+	if _, ok := ctx.Deadline(); ok {
+		return nil, errors.New("the registry set a deadline of its own")
+	}
+	return nil, fmt.Errorf("waiting for the backend: %w", context.DeadlineExceeded)
+}
+
+// A backend that bounds calls itself is given the call timeout, not a
+// context with a timer, and its timeout is reported as one.
+func TestATimedCallerGetsTheCallTimeout(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
+	be := &timedBackend{}
+	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be, BackendAddr: "/run/t.sock", CallTimeout: 3 * time.Second})
+	res := call(t, r, "t_notes_any", `{}`)
+	if be.timeout != 3*time.Second {
+		t.Errorf("timeout given = %v, want 3s", be.timeout)
+	}
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "did not answer notes.any within 3s") {
+		t.Errorf("result = %+v, want the timeout message", res)
+	}
+}

@@ -131,9 +131,21 @@ func (c *Client) Close() error {
 // backend's answer), or wrap ErrUnavailable, ErrBadReply, ErrClosed or the
 // context's error.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.CallWithin(ctx, 0, method, params)
+}
+
+// CallWithin is Call bounded also by timeout, counted from now (0 means
+// none): running out fails the call like its context's deadline would,
+// with an error wrapping context.DeadlineExceeded. It spares the caller a
+// context with a timer per call; the bound is the connection's deadline.
+func (c *Client) CallWithin(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
 	start := time.Now()
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = start.Add(timeout)
+	}
 	id := c.nextID.Add(1)
-	res, err := c.call(ctx, id, method, params)
+	res, err := c.call(ctx, deadline, id, method, params)
 	if err != nil {
 		c.log.Debug().Err(err).Str("socket", c.path).Str("method", method).Uint64("id", id).
 			Dur("dur", time.Since(start)).Msg("backend call failed")
@@ -147,16 +159,12 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 // reqBufs recycles request lines between calls.
 var reqBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-func (c *Client) call(ctx context.Context, id uint64, method string, params json.RawMessage) (json.RawMessage, error) {
+func (c *Client) call(ctx context.Context, deadline time.Time, id uint64, method string, params json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("backend call: %w", err)
 	}
-	select {
-	case c.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a free backend connection: %w", ctx.Err())
-	case <-c.done:
-		return nil, ErrClosed
+	if err := c.takeSlot(ctx, deadline); err != nil {
+		return nil, err
 	}
 	defer func() { <-c.slots }()
 
@@ -172,11 +180,11 @@ func (c *Client) call(ctx context.Context, id uint64, method string, params json
 		return nil, err
 	}
 
-	cn, pooled, err := c.get(ctx)
+	cn, pooled, err := c.get(ctx, deadline)
 	if err != nil {
 		return nil, err
 	}
-	res, unsent, err := c.roundTrip(ctx, cn, id, req)
+	res, unsent, err := c.roundTrip(ctx, deadline, cn, id, req)
 	if err != nil && unsent && pooled {
 		// The idle connection was dead (the backend restarted or dropped
 		// it) and the backend provably never read the request (see
@@ -184,17 +192,43 @@ func (c *Client) call(ctx context.Context, id uint64, method string, params json
 		// only for a pooled connection: a new connection failing the
 		// same way is the backend failing now.
 		c.log.Debug().Err(err).Str("socket", c.path).Msg("stale backend connection, redialling")
-		if cn, err = c.dial(ctx); err != nil {
+		if cn, err = c.dial(ctx, deadline); err != nil {
 			return nil, err
 		}
-		res, _, err = c.roundTrip(ctx, cn, id, req)
+		res, _, err = c.roundTrip(ctx, deadline, cn, id, req)
 	}
 	return res, err
 }
 
+// takeSlot waits for a call's turn at a connection, at most until
+// deadline (none when zero).
+func (c *Client) takeSlot(ctx context.Context, deadline time.Time) error {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a free backend connection: %w", ctx.Err())
+	case <-expired:
+		return fmt.Errorf("waiting for a free backend connection: %w", context.DeadlineExceeded)
+	case <-c.done:
+		return ErrClosed
+	}
+}
+
 // get returns an idle connection (checked to be still open) or a new one;
 // pooled says which.
-func (c *Client) get(ctx context.Context) (cn *conn, pooled bool, err error) {
+func (c *Client) get(ctx context.Context, deadline time.Time) (cn *conn, pooled bool, err error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -221,7 +255,7 @@ func (c *Client) get(ctx context.Context) (cn *conn, pooled bool, err error) {
 		c.log.Debug().Str("socket", c.path).Msg("idle backend connection closed by the backend")
 		c.discard(cn)
 	}
-	cn, err = c.dial(ctx)
+	cn, err = c.dial(ctx, deadline)
 	return cn, false, err
 }
 

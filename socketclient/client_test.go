@@ -773,3 +773,52 @@ func TestALargeRequestTheBackendDoesNotReadTimesOut(t *testing.T) {
 		t.Errorf("the call took %v to time out after 200ms", d)
 	}
 }
+
+// CallWithin bounds a call without a context deadline: a backend that
+// never answers, and a wait for a connection, both end at the timeout,
+// and the pool serves the next call.
+func TestCallWithinTimesOut(t *testing.T) {
+	s := sockettest.NewServer(t, nil)
+	s.SetFault(func(r sockettest.Request) sockettest.Fault {
+		if strings.Contains(string(r.Params), "hang") {
+			return sockettest.FaultNeverReply
+		}
+		return sockettest.FaultNone
+	})
+	c := newClient(t, s.Path, &Options{PoolSize: 1})
+	start := time.Now()
+	_, err := c.CallWithin(t.Context(), 100*time.Millisecond, "m", json.RawMessage(`"hang"`))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for the backend") {
+		t.Errorf("err = %v, want a timeout waiting for the backend", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("timed out after %v, want about 100ms", d)
+	}
+	// The only connection is busy with a hung call: waiting for it ends
+	// at the timeout too.
+	hung := make(chan error, 1)
+	go func() {
+		_, err := c.CallWithin(t.Context(), 500*time.Millisecond, "m", json.RawMessage(`"hang"`))
+		hung <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	_, err = c.CallWithin(t.Context(), 100*time.Millisecond, "m", json.RawMessage(`"next"`))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "free backend connection") {
+		t.Errorf("err = %v, want a timeout waiting for a connection", err)
+	}
+	if err := <-hung; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("hung call: err = %v, want a timeout", err)
+	}
+	// A connection that carried a deadline serves a call without one.
+	if res, err := c.Call(t.Context(), "m", json.RawMessage(`"after"`)); err != nil || string(res) != `"after"` {
+		t.Errorf("Call after timeouts = %s, %v", res, err)
+	}
+	res, err := c.CallWithin(t.Context(), 200*time.Millisecond, "m", json.RawMessage(`"ok"`))
+	if err != nil || string(res) != `"ok"` {
+		t.Errorf("CallWithin = %s, %v", res, err)
+	}
+	time.Sleep(250 * time.Millisecond) // past that call's deadline: the pooled connection must not keep it
+	if res, err := c.Call(t.Context(), "m", json.RawMessage(`"later"`)); err != nil || string(res) != `"later"` {
+		t.Errorf("Call on a connection whose last deadline passed = %s, %v", res, err)
+	}
+}

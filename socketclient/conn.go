@@ -34,6 +34,10 @@ type conn struct {
 	r        *bufio.Reader
 	returned time.Time // when it last went back to the idle stack
 	grow     bool      // a reply outgrew r's buffer: put enlarges it
+	// hasDeadline says a call's deadline is set on c.
+	hasDeadline bool
+	// interrupt ends blocked I/O on c at once (made once, not per call).
+	interrupt func()
 
 	// writeAwait's state (Unix only).
 	raw      syscall.RawConn // c's descriptor; nil if unavailable
@@ -45,18 +49,21 @@ type conn struct {
 
 // dial connects to the backend and checks who is behind the socket. The
 // new connection counts as busy until put or discarded.
-func (c *Client) dial(ctx context.Context) (*conn, error) {
+func (c *Client) dial(ctx context.Context, deadline time.Time) (*conn, error) {
 	start := time.Now()
 	if !c.opts.AllowAnyPeer {
 		if err := checkSocketOwner(c.path); err != nil {
 			return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, err)
 		}
 	}
-	d := net.Dialer{Timeout: c.opts.DialTimeout}
+	d := net.Dialer{Timeout: c.opts.DialTimeout, Deadline: deadline}
 	nc, err := d.DialContext(ctx, "unix", c.path)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("connecting to the backend: %w", ctx.Err())
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("connecting to the backend: %w", context.DeadlineExceeded)
 		}
 		c.log.Debug().Err(err).Str("socket", c.path).Dur("dur", time.Since(start)).Msg("backend dial failed")
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, describe(err))
@@ -69,6 +76,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		}
 	}
 	cn := &conn{c: uc, r: bufio.NewReaderSize(uc, smallReadBuffer)}
+	cn.interrupt = func() { uc.SetDeadline(aLongTimeAgo) }
 	cn.raw, _ = uc.SyscallConn()
 	c.mu.Lock()
 	closed := c.closed
@@ -112,7 +120,7 @@ func describe(err error) error {
 // again could do the work twice. That is ErrBadReply, whose meaning is
 // "may or may not have happened". At most once is the rule; a retry is
 // only ever for a request that was never received.
-func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte) (res json.RawMessage, unsent bool, err error) {
+func (c *Client) roundTrip(ctx context.Context, deadline time.Time, cn *conn, id uint64, req []byte) (res json.RawMessage, unsent bool, err error) {
 	// The connection goes back to the pool only after a complete reply,
 	// success or *RPCError alike, and only if cancellation did not touch
 	// its deadline.
@@ -124,13 +132,17 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte)
 			c.discard(cn)
 		}
 	}()
+	// The call's own deadline bounds the connection's I/O; a pooled
+	// connection may still carry the previous call's.
+	if !deadline.IsZero() || cn.hasDeadline {
+		cn.c.SetDeadline(deadline)
+		cn.hasDeadline = !deadline.IsZero()
+	}
 	// The context's end, by cancellation or by its deadline, interrupts
-	// blocked I/O by moving the connection's deadline to the past. No
-	// deadline is set otherwise: a connection that had one is never
-	// pooled, so every pooled connection has none.
-	stop := func() bool { return true }
+	// blocked I/O by moving the connection's deadline to the past.
+	stop := noStop
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { cn.c.SetDeadline(aLongTimeAgo) })
+		stop = context.AfterFunc(ctx, cn.interrupt)
 	}
 
 	if err := writeAwait(cn, req); err != nil {
@@ -143,14 +155,20 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte)
 	// at any moment, even on the next call's turn: such a connection is
 	// never reused, whatever the outcome.
 	stopped := stop()
-	var rpcErr *RPCError
-	if err == nil || errors.As(err, &rpcErr) {
+	if err == nil {
 		keep = stopped
-		return res, false, err
+		return res, false, nil
+	}
+	if rpcErr := (*RPCError)(nil); errors.As(err, &rpcErr) {
+		keep = stopped
+		return nil, false, err
 	}
 	unsent = n == 0 && errors.Is(err, syscall.ECONNRESET)
 	return nil, unsent, c.ioError(ctx, err, n, unsent)
 }
+
+// noStop is roundTrip's stop when the context can never end.
+func noStop() bool { return true }
 
 // peerGone reports a write error that means the peer had closed.
 func peerGone(err error) bool {
@@ -246,8 +264,8 @@ func (c *Client) ioError(ctx context.Context, err error, n int, unsent bool) err
 	case ctx.Err() != nil:
 		return fmt.Errorf("waiting for the backend: %w", ctx.Err())
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		// Only the context's deadline is ever set, and the net poller's
-		// timer may fire a moment before the context's.
+		// The call's own deadline passed (one in the past set by
+		// cancellation is the case above).
 		return fmt.Errorf("waiting for the backend: %w", context.DeadlineExceeded)
 	case c.isClosed():
 		return ErrClosed
