@@ -71,19 +71,13 @@ func (ss *session) writeLog(level LogLevel, logger string, data any) {
 
 type clientLogKey struct{}
 
-// requestLogger is what ClientLog finds in a request's context.
-type requestLogger struct {
-	ss *session
-	rc *reqContext
-}
-
 // ClientLog sends a log message about the request ctx belongs to, to the
 // client that sent it, when that client asked for messages of this level:
 // in the legacy era through logging/setLevel, in the modern era through
 // the request's own _meta logLevel (without it, nothing is sent). It does
 // nothing for a context that belongs to no request.
 func ClientLog(ctx context.Context, level LogLevel, logger string, data any) {
-	rl, _ := ctx.Value(clientLogKey{}).(*requestLogger)
+	rl, _ := ctx.Value(clientLogKey{}).(*call)
 	if rl == nil {
 		return
 	}

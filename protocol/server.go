@@ -144,14 +144,12 @@ type session struct {
 	writerDone chan struct{} // closed when the writer goroutine has returned
 	writeErr   error         // set by the writer before writerDone closes
 
-	callCtx    context.Context // parent of every call; cancelled after the grace period
-	cancelCall context.CancelFunc
-	sem        chan struct{} // one slot per running call
+	sem chan struct{} // one slot per running call
 
 	mu       sync.Mutex
 	stopping bool // no new calls are started
 	calls    sync.WaitGroup
-	inflight map[string]*inflightCall
+	inflight map[string]*call
 
 	version    atomic.Pointer[string] // negotiated legacy version; nil before initialize
 	modernSeen atomic.Bool            // a modern (2026-07-28) request was served
@@ -183,7 +181,16 @@ type session struct {
 // shrinks while they wait.
 const maxIdleWorkers = 64
 
-type inflightCall struct {
+// call is a long request in flight (tools/call, subscriptions/listen):
+// registered so that notifications/cancelled can reach it, and what
+// ClientLog finds in its context. One allocation holds it all.
+type call struct {
+	ss        *session
+	req       request
+	rc        *reqContext
+	b         *batch // the batch it belongs to, or nil
+	key       string // in ss.inflight
+	ctx       context.Context
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // set by notifications/cancelled: no response is written
 }
@@ -198,10 +205,9 @@ func newSession(srv *Server, w io.Writer) *session {
 		quit:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 		sem:        make(chan struct{}, orDefault(srv.MaxInFlight, DefaultMaxInFlight)),
-		inflight:   make(map[string]*inflightCall),
+		inflight:   make(map[string]*call),
 	}
 	ss.logLevel.Store(logOff)
-	ss.callCtx, ss.cancelCall = context.WithCancel(context.Background())
 	return ss
 }
 
@@ -250,7 +256,7 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 		case <-callsDone:
 		case <-grace.C:
 			ss.log.Warn().Msg("shutdown grace period over, cancelling calls in flight")
-			ss.cancelCall()
+			ss.cancelCalls()
 			// Cancelled calls end at once, unless their responses cannot be
 			// written because the client stopped reading: then give up.
 			stuck := time.NewTimer(orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace))
@@ -261,7 +267,7 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 				return errors.New("stdout blocked at shutdown: responses could not be written")
 			}
 		case <-ss.writerDone:
-			ss.cancelCall()
+			ss.cancelCalls()
 			<-callsDone
 		}
 		grace.Stop()
@@ -269,11 +275,11 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 		select {
 		case <-callsDone:
 		case <-ss.writerDone:
-			ss.cancelCall()
+			ss.cancelCalls()
 			<-callsDone
 		}
 	}
-	ss.cancelCall()
+	ss.cancelCalls()
 	close(ss.stopWorkers)
 
 	close(ss.quit)
@@ -420,8 +426,8 @@ func (ss *session) worker(reading bool) {
 				return
 			}
 		}
-		call := ss.readUntilCall()
-		if call == nil {
+		c := ss.readUntilCall()
+		if c == nil {
 			return // reading ended
 		}
 		select {
@@ -429,7 +435,7 @@ func (ss *session) worker(reading bool) {
 		default:
 			go ss.worker(true)
 		}
-		call()
+		c.run()
 		reading = false
 	}
 }
@@ -437,7 +443,7 @@ func (ss *session) worker(reading bool) {
 // readUntilCall reads and dispatches lines until one is a long request,
 // which it returns for the caller to run, or until the input ends: then
 // it reports the end on readDone and returns nil.
-func (ss *session) readUntilCall() func() {
+func (ss *session) readUntilCall() *call {
 	maxSize := orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize)
 	for {
 		line, err := ss.br.ReadSlice('\n')
@@ -467,9 +473,9 @@ func (ss *session) readUntilCall() func() {
 			ss.handleTooLong(maxSize)
 			line = nil
 		}
-		var call func()
+		var c *call
 		if len(line) > 0 {
-			call = ss.handleLine(line)
+			c = ss.handleLine(line)
 		}
 		done, result := false, error(nil)
 		select {
@@ -490,13 +496,13 @@ func (ss *session) readUntilCall() func() {
 		}
 		switch {
 		case done:
-			if call != nil {
-				go call() // counted in ss.calls, so run waits for it
+			if c != nil {
+				go c.run() // counted in ss.calls, so run waits for it
 			}
 			ss.readDone <- result
 			return nil
-		case call != nil:
-			return call
+		case c != nil:
+			return c
 		}
 	}
 }
@@ -510,10 +516,10 @@ func (ss *session) handleTooLong(maxSize int) {
 }
 
 // handleLine handles one line: a message or a batch. For a request that
-// runs long (tools/call, subscriptions/listen) it returns the function that
-// runs it, for the caller to run on a goroutine of its own; the request is
-// already registered as in flight.
-func (ss *session) handleLine(line []byte) func() {
+// runs long (tools/call, subscriptions/listen) it returns the call, for
+// the caller to run on a goroutine of its own; the request is already
+// registered as in flight.
+func (ss *session) handleLine(line []byte) *call {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
@@ -574,8 +580,8 @@ func (ss *session) handleBatch(line []byte) {
 			}
 			b.respond(nil)
 		default:
-			if call := ss.dispatch(req, b); call != nil {
-				go call() // counted in ss.calls, so run waits for it
+			if c := ss.dispatch(req, b); c != nil {
+				go c.run() // counted in ss.calls, so run waits for it
 			}
 		}
 	}
@@ -622,8 +628,8 @@ func (ss *session) legacyVersion() string {
 
 // dispatch runs one request or notification. Its response goes to the
 // writer, or into b when the request is part of a batch. A long request is
-// returned as a function for the caller to run on its own goroutine.
-func (ss *session) dispatch(req request, b *batch) func() {
+// returned as a call for the caller to run on its own goroutine.
+func (ss *session) dispatch(req request, b *batch) *call {
 	if req.isNotification() {
 		ss.handleNotification(req)
 		return nil
@@ -638,7 +644,7 @@ func (ss *session) dispatch(req request, b *batch) func() {
 		return nil
 	}
 	if req.Method == "tools/call" || req.Method == "subscriptions/listen" {
-		return ss.startCall(req, rc, respond)
+		return ss.startCall(req, rc, b)
 	}
 	if req.Method == "tools/list" {
 		list, err := ss.listTools(rc, req.ID)
@@ -673,76 +679,98 @@ func (ss *session) encodeOutcome(req request, result []byte, err error) []byte {
 }
 
 // startCall registers a long request, bounded by the in-flight limit, so
-// notifications/cancelled can reach it, and returns the function that
-// runs it; the caller must run it, on a goroutine of its own (run waits
-// for it through ss.calls). It returns nil when the request was answered
-// at once.
-func (ss *session) startCall(req request, rc *reqContext, respond func([]byte)) func() {
+// notifications/cancelled can reach it, and returns it; the caller must
+// run it, on a goroutine of its own (run waits for it through ss.calls).
+// It returns nil when the request was answered at once.
+func (ss *session) startCall(req request, rc *reqContext, b *batch) *call {
 	// Wait for a slot; this blocks the reader, pushing back on the client.
 	select {
 	case ss.sem <- struct{}{}:
 	case <-ss.writerDone:
 		return nil
 	}
+	c := &call{ss: ss, req: req, rc: rc, b: b, key: req.ID.key()}
 	ss.mu.Lock()
 	if ss.stopping {
 		ss.mu.Unlock()
 		<-ss.sem
-		respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInternalError, Message: "server is shutting down"}))
+		c.respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInternalError, Message: "server is shutting down"}))
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ss.callCtx)
-	ctx = context.WithValue(ctx, clientLogKey{}, &requestLogger{ss: ss, rc: rc})
-	call := &inflightCall{cancel: cancel}
-	key := req.ID.key()
-	if _, dup := ss.inflight[key]; dup {
+	if _, dup := ss.inflight[c.key]; dup {
 		ss.mu.Unlock()
-		cancel()
 		<-ss.sem
-		respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInvalidRequest, Message: "a request with this id is already in flight"}))
+		c.respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInvalidRequest, Message: "a request with this id is already in flight"}))
 		return nil
 	}
-	ss.inflight[key] = call
+	// Not derived from a session-wide context: every call would then
+	// register with, and contend for, one parent. cancelCalls ends them.
+	var ctx context.Context
+	ctx, c.cancel = context.WithCancel(context.Background())
+	ctx = context.WithValue(ctx, clientLogKey{}, c)
+	c.ctx = ctx
+	ss.inflight[c.key] = c
 	ss.calls.Add(1)
 	ss.mu.Unlock()
+	return c
+}
 
-	// The call is owned by the session: run waits for it via ss.calls;
-	// it ends when the handler returns (bounded by the call's timeout or
-	// cancellation).
-	return func() {
-		defer ss.calls.Done()
-		defer func() { <-ss.sem }()
-		defer cancel()
-		var resp []byte
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					ss.log.Error().Str("method", req.Method).Interface("panic", p).
-						Bytes("stack", debug.Stack()).Msg("request handler panicked")
-					resp = appendErrorResponse(nil, req.ID, &Error{Code: CodeInternalError, Message: "internal error"})
-				}
-			}()
-			var result []byte
-			var err error
-			if req.Method == "subscriptions/listen" {
-				result, err = ss.listen(ctx, rc, req)
-			} else {
-				var line []byte
-				if line, err = ss.callTool(ctx, rc, req); err == nil {
-					resp = line
-					return
-				}
+// run runs the call and writes its response. The call is owned by the
+// session: run waits for it via ss.calls; it ends when the handler
+// returns (bounded by the call's timeout or cancellation).
+func (c *call) run() {
+	ss, req := c.ss, c.req
+	defer ss.calls.Done()
+	defer func() { <-ss.sem }()
+	defer c.cancel()
+	var resp []byte
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ss.log.Error().Str("method", req.Method).Interface("panic", p).
+					Bytes("stack", debug.Stack()).Msg("request handler panicked")
+				resp = appendErrorResponse(nil, req.ID, &Error{Code: CodeInternalError, Message: "internal error"})
 			}
-			resp = ss.encodeOutcome(req, result, err)
 		}()
-		ss.mu.Lock()
-		delete(ss.inflight, key)
-		ss.mu.Unlock()
-		if call.cancelled.Load() {
-			ss.log.Debug().Str("method", req.Method).Msg("request cancelled by client, no response")
-			return
+		var result []byte
+		var err error
+		if req.Method == "subscriptions/listen" {
+			result, err = ss.listen(c.ctx, c.rc, req)
+		} else {
+			var line []byte
+			if line, err = ss.callTool(c.ctx, c.rc, req); err == nil {
+				resp = line
+				return
+			}
 		}
-		respond(resp)
+		resp = ss.encodeOutcome(req, result, err)
+	}()
+	ss.mu.Lock()
+	delete(ss.inflight, c.key)
+	ss.mu.Unlock()
+	if c.cancelled.Load() {
+		ss.log.Debug().Str("method", req.Method).Msg("request cancelled by client, no response")
+		return
+	}
+	c.respond(resp)
+}
+
+// respond sends the call's response, to the writer or into its batch.
+func (c *call) respond(line []byte) {
+	if c.b != nil {
+		c.b.respond(line)
+		return
+	}
+	c.ss.send(line)
+}
+
+// cancelCalls cancels every call in flight. New calls are refused once
+// stopping is set, which the session does first.
+func (ss *session) cancelCalls() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, c := range ss.inflight {
+		c.cancel()
 	}
 }
 
