@@ -178,7 +178,7 @@ func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err err
 	if method[0] != '"' {
 		return req, false, errID, fmt.Errorf(`%w: "method" must be a string, not %s`, ErrInvalidRequest, kindOf(method))
 	}
-	name := jsonscan.Unquote(method)
+	name := methodName(method)
 	if name == "" {
 		return req, false, errID, fmt.Errorf(`%w: "method" is empty`, ErrInvalidRequest)
 	}
@@ -190,6 +190,24 @@ func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err err
 		return req, false, errID, fmt.Errorf(`%w: "params" must be an object`, ErrInvalidRequest)
 	}
 	return request{ID: ID(id), Method: name, Params: params}, false, nil, nil
+}
+
+// methodName unquotes a method name. The names of the messages a busy
+// client sends again and again are constants, not a string per message.
+func methodName(lit []byte) string {
+	switch string(lit) {
+	case `"tools/call"`:
+		return "tools/call"
+	case `"tools/list"`:
+		return "tools/list"
+	case `"ping"`:
+		return "ping"
+	case `"notifications/cancelled"`:
+		return "notifications/cancelled"
+	case `"notifications/progress"`:
+		return "notifications/progress"
+	}
+	return jsonscan.Unquote(lit)
 }
 
 // kindOf names the kind of a valid JSON value, for messages.

@@ -210,8 +210,13 @@ func (c *Client) takeSlot(ctx context.Context, deadline time.Time) error {
 	}
 	var expired <-chan time.Time
 	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
+		// Under load most calls wait here, so the timers are reused.
+		t := slotTimers.Get().(*time.Timer)
+		t.Reset(time.Until(deadline))
+		defer func() {
+			t.Stop() // since Go 1.23 this leaves no stale tick in t.C
+			slotTimers.Put(t)
+		}()
 		expired = t.C
 	}
 	select {
@@ -225,6 +230,13 @@ func (c *Client) takeSlot(ctx context.Context, deadline time.Time) error {
 		return ErrClosed
 	}
 }
+
+// slotTimers are stopped timers for takeSlot.
+var slotTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // get returns an idle connection (checked to be still open) or a new one;
 // pooled says which.
