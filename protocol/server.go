@@ -159,7 +159,7 @@ type session struct {
 
 	// Reader state. One goroutine reads at a time, but which one changes:
 	// a reader that meets a tools/call runs the call itself and hands the
-	// reading on to a new goroutine (see readLoop).
+	// reading on to another (see worker).
 	br       *bufio.Reader
 	long     []byte     // gathers lines longer than br's buffer
 	readDone chan error // receives the end of reading, once
