@@ -302,12 +302,13 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 	return nil
 }
 
-// Large response lines (a tool list, a big tool result) are reused once
-// written instead of left to the collector: a client listing a thousand
-// tools again and again would otherwise grow the heap by the list's size
-// each time until the next collection. A few are kept, each at most
-// maxKeptLine bytes, so the memory held stays bounded. (sync.Pool keeps
-// one per processor and can miss a free one, piling up large buffers.)
+// Large response lines (big tool results) are reused once written instead
+// of left to the collector: a client fetching large results again and
+// again would otherwise grow the heap by their size each time until the
+// next collection. A few are kept, each at most maxKeptLine bytes, so the
+// memory held stays bounded. (sync.Pool keeps one per processor and can
+// miss a free one, piling up large buffers.) Tool lists need none: they
+// are written from the tool set's cached encodings (listParts).
 const (
 	bigLine     = 32 << 10
 	maxKeptLine = 8 << 20

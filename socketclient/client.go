@@ -137,7 +137,9 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 // CallWithin is Call bounded also by timeout, counted from now (0 means
 // none): running out fails the call like its context's deadline would,
 // with an error wrapping context.DeadlineExceeded. It spares the caller a
-// context with a timer per call; the bound is the connection's deadline.
+// context with a timer per call: the bound is the deadline of the dial and
+// of the connection's I/O, and a timer only while waiting for a free
+// connection.
 func (c *Client) CallWithin(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
 	start := time.Now()
 	var deadline time.Time

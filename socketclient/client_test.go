@@ -817,8 +817,14 @@ func TestCallWithinTimesOut(t *testing.T) {
 	if err != nil || string(res) != `"ok"` {
 		t.Errorf("CallWithin = %s, %v", res, err)
 	}
-	time.Sleep(250 * time.Millisecond) // past that call's deadline: the pooled connection must not keep it
+	// Past that call's deadline, and long enough idle to be checked:
+	// the connection is still good, and serves a call without a deadline.
+	accepted := s.Accepted()
+	time.Sleep(250 * time.Millisecond)
 	if res, err := c.Call(t.Context(), "m", json.RawMessage(`"later"`)); err != nil || string(res) != `"later"` {
 		t.Errorf("Call on a connection whose last deadline passed = %s, %v", res, err)
+	}
+	if got := s.Accepted(); got != accepted {
+		t.Errorf("%d connections accepted, want %d: the idle one must be reused", got, accepted)
 	}
 }

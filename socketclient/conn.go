@@ -39,7 +39,7 @@ type conn struct {
 	// interrupt ends blocked I/O on c at once (made once, not per call).
 	interrupt func()
 
-	// writeAwait's state (Unix only).
+	// writeAwait's state (Linux only).
 	raw      syscall.RawConn // c's descriptor; nil if unavailable
 	sendStep func(fd uintptr) bool
 	pending  []byte // what is left to write

@@ -13,9 +13,3 @@ func fileOwner(fs.FileInfo) (uid int, ok bool) { return 0, false }
 // alive cannot check without blocking on this OS; a dead connection is
 // found when the call fails, and retried as roundTrip allows.
 func alive(*net.UnixConn) bool { return true }
-
-// writeAwait sends a request; the reply is read the ordinary way.
-func writeAwait(cn *conn, req []byte) error {
-	_, err := cn.c.Write(req)
-	return err
-}
