@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -348,6 +349,12 @@ type outMsg struct {
 	list *listParts
 }
 
+// batchWritesFrom is the number of calls in flight above which the
+// writer yields once before flushing. With 64 in flight it cut writes to
+// stdout from 0.8 to 0.2 per call and the bridge's CPU per call by a
+// tenth (scripts/bench); with few, a yield would only delay the flush.
+const batchWritesFrom = 8
+
 // writeLoop is the only writer of the stream.
 func (ss *session) writeLoop() {
 	defer close(ss.writerDone)
@@ -359,6 +366,12 @@ func (ss *session) writeLoop() {
 			b := append(m.line, '\n')
 			_, err = ss.w.Write(b)
 			putLine(b)
+		}
+		if err == nil && len(ss.out) == 0 && len(ss.sem) > batchWritesFrom {
+			// Other calls' replies may be ready to run: let them queue
+			// their responses, so one write carries several. Each write
+			// is a system call here and a wake-up in the client.
+			runtime.Gosched()
 		}
 		if err == nil && len(ss.out) == 0 {
 			err = ss.w.Flush()
