@@ -258,16 +258,23 @@ func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error)
 // profileN numbers the profiles of successive bridge processes.
 var profileN int
 
-// client talks to one bridge process over its stdin and stdout.
+// client talks to one bridge process over its stdin and stdout. It works
+// as the direct client works on the socket, on one goroutine with
+// buffered reads and writes, so the two rows differ only by the bridge:
+// a reader goroutine handing responses over would put a wake-up and a
+// timer of the client's own into every bridged call.
 type client struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	mu     sync.Mutex
-	nextID int
-	wait   map[int]chan []byte
-	done   chan struct{}
+	stdout *os.File
+	r      *bufio.Reader
 	w      *bufio.Writer
+	nextID int
 }
+
+// replyWithin bounds each measurement: a bridge that stops answering
+// fails the run instead of hanging it.
+const replyWithin = 2 * time.Minute
 
 func startClient(bridge, sock, manifests string) (*client, error) {
 	args := []string{"--socket", sock, "--manifests", manifests, "--log-level", "error"}
@@ -288,29 +295,9 @@ func startClient(bridge, sock, manifests string) (*client, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &client{cmd: cmd, stdin: stdin, wait: map[int]chan []byte{}, done: make(chan struct{}), w: bufio.NewWriterSize(stdin, 256<<10), nextID: 1}
-	// The reader runs until the bridge closes stdout.
-	go func() {
-		defer close(c.done)
-		r := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				return
-			}
-			id, ok := responseID(line)
-			if !ok {
-				continue // a notification
-			}
-			c.mu.Lock()
-			ch := c.wait[id]
-			delete(c.wait, id)
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- line
-			}
-		}
-	}()
+	c := &client{cmd: cmd, stdin: stdin, stdout: stdout.(*os.File), w: bufio.NewWriterSize(stdin, 256<<10),
+		r: bufio.NewReaderSize(stdout, 1<<20), nextID: 1}
+	c.stdout.SetReadDeadline(time.Now().Add(replyWithin))
 	return c, nil
 }
 
@@ -331,45 +318,57 @@ func responseID(line []byte) (int, bool) {
 	return id, err == nil
 }
 
-// send writes one request; it is answered on the returned channel.
-func (c *client) send(request func(id int) string, flush bool) (chan []byte, error) {
-	c.mu.Lock()
+// send writes one request with the next id, which it returns, and
+// flushes if asked.
+func (c *client) send(request func(id int) string, flush bool) (int, error) {
 	id := c.nextID
 	c.nextID++
-	ch := make(chan []byte, 1)
-	c.wait[id] = ch
-	c.mu.Unlock()
 	c.w.WriteString(request(id))
 	c.w.WriteByte('\n')
 	if flush {
-		return ch, c.w.Flush()
+		return id, c.w.Flush()
 	}
-	return ch, nil
+	return id, nil
 }
 
-func (c *client) await(ch chan []byte) ([]byte, error) {
-	select {
-	case line := <-ch:
-		return line, nil
-	case <-c.done:
-		return nil, errors.New("the bridge exited")
-	case <-time.After(30 * time.Second):
-		return nil, errors.New("no response within 30s")
+// next reads the next response, skipping notifications.
+func (c *client) next() (int, []byte, error) {
+	for {
+		line, err := c.r.ReadBytes('\n')
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the bridge closed its output")
+			}
+			return 0, nil, err
+		}
+		if id, ok := responseID(line); ok {
+			return id, line, nil
+		}
 	}
 }
 
-func (c *client) roundTrip(line string) ([]byte, error) {
-	var req map[string]any
-	json.Unmarshal([]byte(line), &req)
-	ch, err := c.send(func(id int) string {
-		req["id"] = id
-		b, _ := json.Marshal(req)
-		return string(b)
-	}, true)
+// call sends one request and reads its response.
+func (c *client) call(request func(id int) string) ([]byte, error) {
+	id, err := c.send(request, true)
 	if err != nil {
 		return nil, err
 	}
-	return c.await(ch)
+	got, resp, err := c.next()
+	if err == nil && got != id {
+		err = fmt.Errorf("response to id %d, want %d", got, id)
+	}
+	return resp, err
+}
+
+// roundTrip sends line, a request with any id, and reads its response.
+func (c *client) roundTrip(line string) ([]byte, error) {
+	var req map[string]any
+	json.Unmarshal([]byte(line), &req)
+	return c.call(func(id int) string {
+		req["id"] = id
+		b, _ := json.Marshal(req)
+		return string(b)
+	})
 }
 
 func callLine(args string) func(int) string {
@@ -385,15 +384,13 @@ func verifyCall(resp []byte, args string) bool {
 }
 
 func (c *client) sequential(args string, n int) (stats, error) {
+	c.stdout.SetReadDeadline(time.Now().Add(replyWithin))
 	lat := make([]time.Duration, 0, n)
 	errs := 0
+	request := callLine(args)
 	for range n {
 		t0 := time.Now()
-		ch, err := c.send(callLine(args), true)
-		if err != nil {
-			return stats{}, err
-		}
-		resp, err := c.await(ch)
+		resp, err := c.call(request)
 		if err != nil {
 			return stats{}, err
 		}
@@ -405,54 +402,53 @@ func (c *client) sequential(args string, n int) (stats, error) {
 	return summarise("", lat, errs, 0), nil
 }
 
+// pipelinedCalls keeps window calls in flight, as directPipelined does on
+// one connection: write as many as the window allows, read one response.
 func (c *client) pipelinedCalls(args string, n int) (stats, error) {
-	lat := make([]time.Duration, n)
-	var errs int
-	var mu sync.Mutex
-	sem := make(chan struct{}, window)
-	var wg sync.WaitGroup
+	c.stdout.SetReadDeadline(time.Now().Add(replyWithin))
+	lat := make([]time.Duration, 0, n)
+	starts := make(map[int]time.Time, window)
+	request := callLine(args)
+	errs, sent, got := 0, 0, 0
 	t0 := time.Now()
-	for i := range n {
-		sem <- struct{}{}
-		start := time.Now()
-		ch, err := c.send(callLine(args), len(sem) == window || i == n-1)
+	for got < n {
+		for sent < n && sent-got < window {
+			id, _ := c.send(request, false)
+			starts[id] = time.Now()
+			sent++
+		}
+		if err := c.w.Flush(); err != nil {
+			return stats{}, err
+		}
+		id, resp, err := c.next()
 		if err != nil {
 			return stats{}, err
 		}
-		wg.Add(1)
-		// Each waiter ends when its response arrives or the bridge exits.
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			resp, err := c.await(ch)
-			mu.Lock()
-			defer mu.Unlock()
-			lat[i] = time.Since(start)
-			if err != nil || !verifyCall(resp, args) {
+		if st, ok := starts[id]; ok {
+			lat = append(lat, time.Since(st))
+			delete(starts, id)
+			if !verifyCall(resp, args) {
 				errs++
 			}
-		}()
-		if len(sem) == window {
-			c.w.Flush()
+		} else {
+			errs++ // an unknown or repeated id
 		}
+		got++
 	}
-	c.w.Flush()
-	wg.Wait()
+	errs += len(starts) // never answered
 	return summarise("", lat, errs, time.Since(t0)), nil
 }
 
 func (c *client) toolsList(n, wantTools int) (stats, error) {
+	c.stdout.SetReadDeadline(time.Now().Add(replyWithin))
 	lat := make([]time.Duration, 0, n)
 	errs := 0
+	request := func(id int) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`
+	}
 	for range n {
 		t0 := time.Now()
-		ch, err := c.send(func(id int) string {
-			return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`
-		}, true)
-		if err != nil {
-			return stats{}, err
-		}
-		resp, err := c.await(ch)
+		resp, err := c.call(request)
 		if err != nil {
 			return stats{}, err
 		}
@@ -467,7 +463,7 @@ func (c *client) toolsList(n, wantTools int) (stats, error) {
 func (c *client) close() error {
 	c.w.Flush()
 	c.stdin.Close()
-	<-c.done // all of stdout before Wait closes the pipe
+	io.Copy(io.Discard, c.r) // all of stdout before Wait closes the pipe
 	return c.cmd.Wait()
 }
 
