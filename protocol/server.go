@@ -764,18 +764,21 @@ func (c *call) run() {
 	ss.mu.Unlock()
 	if c.cancelled.Load() {
 		ss.log.Debug().Str("method", req.Method).Msg("request cancelled by client, no response")
-		return
+		resp = nil // but a batch still counts it as answered
 	}
 	c.respond(resp)
 }
 
-// respond sends the call's response, to the writer or into its batch.
+// respond sends the call's response, to the writer or into its batch;
+// nil sends none.
 func (c *call) respond(line []byte) {
 	if c.b != nil {
 		c.b.respond(line)
 		return
 	}
-	c.ss.send(line)
+	if line != nil {
+		c.ss.send(line)
+	}
 }
 
 // cancelCalls cancels every call in flight. New calls are refused once

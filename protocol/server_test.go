@@ -170,6 +170,26 @@ func TestBatchesIn20250326(t *testing.T) {
 	c.close()
 }
 
+// Cancelling one call of a batch leaves it out of the batch's response;
+// the other elements are still answered.
+func TestCancellingACallInABatchAnswersTheRest(t *testing.T) {
+	started := make(chan string, 1)
+	c := startClient(t, newTestServer(blockingTools(started, make(chan struct{}))), Version20250326)
+	c.send(initLine(1, Version20250326))
+	c.recv()
+	c.send(`[{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"t_plain","arguments":{}}},{"jsonrpc":"2.0","id":"p","method":"ping"}]`)
+	<-started
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}`)
+	c.expect(`[{"jsonrpc":"2.0","id":"p","result":{}}]`)
+	// A batch whose only request is cancelled gets no response at all.
+	c.send(`[{"jsonrpc":"2.0","id":"slow2","method":"tools/call","params":{"name":"t_plain","arguments":{}}}]`)
+	<-started
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow2"}}`)
+	c.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	c.expect(`{"jsonrpc":"2.0","id":9,"result":{}}`)
+	c.close()
+}
+
 // blockingTools returns tools whose calls wait until release is closed.
 func blockingTools(started chan<- string, release <-chan struct{}) *fakeTools {
 	return &fakeTools{set: testTools(), call: func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
