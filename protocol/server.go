@@ -248,9 +248,21 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 	ss.subs.closeAll()
 
 	// Wait for the calls in flight: without limit after EOF (each call is
-	// bounded by its own timeout), within the grace period on shutdown.
+	// bounded by its own timeout), within the grace period on shutdown,
+	// which may also come while waiting after EOF (a client closes stdin,
+	// then signals).
 	callsDone := make(chan struct{})
 	go func() { ss.calls.Wait(); close(callsDone) }() // exits when every call has returned
+	if !shutdown {
+		select {
+		case <-callsDone:
+		case <-ss.writerDone:
+			ss.cancelCalls()
+			<-callsDone
+		case <-ctx.Done():
+			shutdown = true
+		}
+	}
 	if shutdown {
 		grace := time.NewTimer(orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace))
 		select {
@@ -272,13 +284,6 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 			<-callsDone
 		}
 		grace.Stop()
-	} else {
-		select {
-		case <-callsDone:
-		case <-ss.writerDone:
-			ss.cancelCalls()
-			<-callsDone
-		}
 	}
 	ss.cancelCalls()
 	close(ss.stopWorkers)

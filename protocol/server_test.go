@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -401,6 +402,38 @@ func TestShutdownWaitsForCallsWithinTheGracePeriod(t *testing.T) {
 	}
 	if !cancelled.Load() {
 		t.Error("the call's context was not cancelled")
+	}
+}
+
+// A shutdown that comes after the input ended (a client closes stdin,
+// then signals) also waits only for the grace period.
+func TestShutdownAfterEOFKeepsTheGracePeriod(t *testing.T) {
+	started := make(chan string, 1)
+	srv := newTestServer(&fakeTools{set: testTools(), call: func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		started <- ""
+		<-ctx.Done()
+		return TextResult("cancelled", true), nil
+	}})
+	srv.ShutdownGrace = 50 * time.Millisecond
+	ctx, cancel := context.WithCancel(t.Context())
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.Serve(ctx, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t_plain"}}`+"\n"), &out)
+	}()
+	<-started
+	time.Sleep(20 * time.Millisecond) // let Serve meet the EOF first
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after a shutdown that followed EOF")
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"cancelled"}],"isError":true}}`; !strings.Contains(out.String(), want) {
+		t.Errorf("output %q lacks the cancelled call's result", out.String())
 	}
 }
 
