@@ -262,7 +262,9 @@ func (c *Client) get(ctx context.Context, deadline time.Time) (cn *conn, pooled 
 		// A connection back from a call moments ago is used as it is: if
 		// the backend has closed it since, the write fails with EPIPE
 		// before the backend could read anything, and call redials. The
-		// check costs a system call, a tenth of a busy bridge's CPU.
+		// check costs a system call, a tenth of a busy bridge's CPU. A
+		// stray reply the backend sent since is skipped by its id (see
+		// readReply).
 		if time.Since(cn.returned) < peekAfter || alive(cn.c) {
 			return cn, true, nil
 		}

@@ -178,9 +178,17 @@ func peerGone(err error) bool {
 // errReplyTooLarge is readLine's refusal of an over-long line.
 var errReplyTooLarge = errors.New("reply too large")
 
-// readReply reads lines until the reply to id, skipping notifications. It
-// returns the result, or an *RPCError, or another error; n counts the bytes
-// read either way. The result never aliases cn's buffer.
+// readReply reads lines until the reply to id, skipping notifications and
+// stale replies to earlier requests. It returns the result, or an
+// *RPCError, or another error; n counts the bytes read either way, less
+// the stale replies skipped, which were no part of this call's reply. The
+// result never aliases cn's buffer.
+//
+// A stale reply is one the backend sent after the connection went back
+// to the pool, such as a duplicate: get reuses a recently pooled
+// connection without looking for stray bytes (see get), so they are met
+// here. Ids come from one counter per Client, so a positive integer id
+// below ours answered an earlier request on this connection.
 func (c *Client) readReply(cn *conn, id uint64) (res json.RawMessage, n int, err error) {
 	for {
 		line, owned, m, err := readLine(cn.r, c.opts.MaxReplySize)
@@ -199,6 +207,12 @@ func (c *Client) readReply(cn *conn, id uint64) (res json.RawMessage, n int, err
 			continue // the contract has none, but they are harmless
 		}
 		if !idMatches(r.id, id) {
+			if idBefore(r.id, id) {
+				c.log.Debug().Str("socket", c.path).RawJSON("reply_id", r.id).Uint64("id", id).
+					Msg("skipping a stale backend reply to an earlier request")
+				n = 0
+				continue
+			}
 			got := "no id"
 			if r.id != nil {
 				got = fmt.Sprintf("id %.40s", r.id)

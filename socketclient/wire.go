@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
@@ -56,6 +57,27 @@ func appendString(b []byte, s string) []byte {
 func idMatches(raw []byte, id uint64) bool {
 	var buf [20]byte
 	return string(raw) == string(strconv.AppendUint(buf[:0], id, 10))
+}
+
+// idBefore reports whether a reply's raw id is a positive integer below
+// id, written as ids go out (plain decimal, no sign, no leading zero): the
+// answer to an earlier request, since ids only increase.
+func idBefore(raw []byte, id uint64) bool {
+	if len(raw) == 0 || len(raw) > 20 || raw[0] < '1' || raw[0] > '9' {
+		return false
+	}
+	var v uint64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return false // beyond any id
+		}
+		v = v*10 + d
+	}
+	return v < id
 }
 
 // reply is one line from the backend, parsed. Its slices alias the line.
