@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -87,6 +88,10 @@ func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*pr
 	if err != nil {
 		return r.failure(ctx, e, err)
 	}
+	// JSON on the wire must be UTF-8, and the result goes out twice, raw
+	// as structuredContent and as text: cleaned once here, the copies
+	// agree. A valid result, the usual case, is not copied.
+	result = validUTF8(result)
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
 	return r.success(ctx, e, output, result)
 }
@@ -184,10 +189,20 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 	case errors.As(err, &rpcErr):
 		msg := fmt.Sprintf("The backend returned error %d for %s: %s", rpcErr.Code, e.Method, rpcErr.Message)
 		if d := bytes.TrimSpace(rpcErr.Data); len(d) > 0 && string(d) != "null" {
-			if len(d) > 2048 {
-				d = append(d[:2048:2048], "…"...)
+			d = validUTF8(d)
+			if len(d) > maxDetails {
+				// Cut at a character's start, so none is cut in half.
+				cut := maxDetails
+				for cut > 0 && !utf8.RuneStart(d[cut]) {
+					cut--
+				}
+				d = append(d[:cut:cut], "…"...)
 			}
 			msg += "\nDetails: " + string(d)
+		}
+		// The message is the backend's too, from any Caller.
+		if !utf8.ValidString(msg) {
+			msg = string(validUTF8([]byte(msg)))
 		}
 		return protocol.TextResult(msg, true), outcomeBackendError
 	case ctx.Err() != nil:
@@ -212,6 +227,31 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("backend_method", e.Method).Msg("backend call failed")
 		return protocol.TextResult(fmt.Sprintf("Calling the backend for %s failed: %v", e.Method, err), true), outcomeFailed
 	}
+}
+
+// maxDetails bounds the bytes of a backend error's data passed on to a
+// model.
+const maxDetails = 2048
+
+// validUTF8 returns b with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as encoding/json does to strings (so the text copy
+// of a result reads as it always did); b itself when it is valid. Outside
+// its strings JSON is ASCII, so cleaned JSON is still JSON.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
 }
 
 // tellClient sends backend trouble to the client whose call met it, when
