@@ -3,9 +3,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +14,9 @@ import (
 // Files come in a stable order: dirs in the order given, each sorted by
 // path. A missing folder is not an error (it holds zero manifests) but is
 // reported as a warning; a folder that cannot be read is an error problem.
+// Entries are listed by name and never opened: one that is not a regular
+// file, such as a named pipe called x.json, is refused when read (see
+// ReadData).
 func Files(dirs ...string) ([]string, []Problem) {
 	var files []string
 	var problems []Problem
@@ -82,18 +83,11 @@ func IsManifestName(path string) bool {
 	return strings.HasSuffix(base, ".json") && !strings.HasPrefix(base, ".")
 }
 
-// ReadFile reads and parses one manifest file. See Parse.
+// ReadFile reads and parses one manifest file. See ReadData and Parse.
 func ReadFile(path string) (*Manifest, []Problem) {
-	f, err := os.Open(path)
+	data, err := ReadData(path)
 	if err != nil {
-		return nil, []Problem{{File: path, Severity: Error, Message: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}}
-	}
-	defer f.Close()
-	// Read one byte past the limit so Parse can report an oversized file
-	// without the whole file being held in memory.
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, []Problem{{File: path, Severity: Error, Message: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}}
+		return nil, []Problem{ReadProblem(path, err)}
 	}
 	return Parse(path, data)
 }

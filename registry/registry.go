@@ -9,8 +9,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -164,7 +162,7 @@ func (r *Registry) Reload() *Snapshot {
 	for i, p := range paths {
 		j := &jobs[i]
 		j.path = p
-		j.data, j.readErr = readManifest(p)
+		j.data, j.readErr = manifest.ReadData(p)
 		if j.readErr != nil {
 			continue
 		}
@@ -201,9 +199,10 @@ func (r *Registry) Reload() *Snapshot {
 		}
 		switch {
 		case j.readErr != nil:
-			// Vanished between the walk and the read, or unreadable:
-			// treat like a parse failure so last good tools stay.
-			pr := manifest.Problem{File: p, Severity: manifest.Error, Message: fmt.Sprintf("cannot read: %v", j.readErr)}
+			// Vanished between the walk and the read, unreadable, or not
+			// a regular file: treat like a parse failure so last good
+			// tools stay.
+			pr := manifest.ReadProblem(p, j.readErr)
 			if len(st.problems) != 1 || st.problems[0] != pr {
 				fresh = append(fresh, pr)
 			}
@@ -317,17 +316,6 @@ func parallel(n int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-func readManifest(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > manifest.MaxFileSize {
-		return nil, fmt.Errorf("file is %d bytes, more than the %d allowed", fi.Size(), manifest.MaxFileSize)
-	}
-	return os.ReadFile(path)
 }
 
 // logProblems logs each new problem: errors at error level, warnings at
