@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -65,9 +66,20 @@ func Files(dirs ...string) ([]string, []Problem) {
 // change: whoever can write a manifest decides what tools a model is
 // offered and which backend methods they call.
 func worldWritable(path string, d fs.DirEntry) (Problem, bool) {
-	fi, err := d.Info()
+	var fi fs.FileInfo
+	var err error
+	if d.Type()&fs.ModeSymlink != 0 {
+		// A symlink's own mode is always 0777 and means nothing: what
+		// matters is who can write the file it points at.
+		fi, err = os.Stat(path)
+	} else {
+		fi, err = d.Info()
+	}
 	if err != nil || fi.Mode().Perm()&0o002 == 0 {
 		return Problem{}, false
+	}
+	if !d.IsDir() && !fi.Mode().IsRegular() {
+		return Problem{}, false // not read at all (see ReadData); chmod is no fix for /dev/zero
 	}
 	if d.IsDir() && fi.Mode()&fs.ModeSticky != 0 {
 		return Problem{}, false // like /tmp: others cannot replace what is yours
