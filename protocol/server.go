@@ -47,7 +47,9 @@ type Server struct {
 	// A longer line is answered with an error and skipped.
 	MaxMessageSize int
 	// MaxInFlight bounds concurrently running tool calls (default 256).
-	// Past it the reader waits, which pushes back on the client.
+	// Past it, as many again wait their turn without holding up other
+	// requests; past that the reader waits, which pushes back on the
+	// client.
 	MaxInFlight int
 	// ShutdownGrace bounds how long Serve waits for in-flight calls once
 	// its context is cancelled (default 5 s).
@@ -145,7 +147,8 @@ type session struct {
 	writerDone chan struct{} // closed when the writer goroutine has returned
 	writeErr   error         // set by the writer before writerDone closes
 
-	sem chan struct{} // one slot per running call
+	sem   chan struct{} // one slot per running call
+	queue chan struct{} // one place per call waiting for a slot
 
 	mu       sync.Mutex
 	stopping bool // no new calls are started
@@ -194,6 +197,7 @@ type call struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // set by notifications/cancelled: no response is written
+	running   bool        // holds a slot in sem; otherwise a place in queue
 }
 
 func newSession(srv *Server, w io.Writer) *session {
@@ -206,6 +210,7 @@ func newSession(srv *Server, w io.Writer) *session {
 		quit:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 		sem:        make(chan struct{}, orDefault(srv.MaxInFlight, DefaultMaxInFlight)),
+		queue:      make(chan struct{}, orDefault(srv.MaxInFlight, DefaultMaxInFlight)),
 		inflight:   make(map[string]*call),
 	}
 	ss.logLevel.Store(logOff)
@@ -702,23 +707,33 @@ func (ss *session) encodeOutcome(req request, result []byte, err error) []byte {
 // run it, on a goroutine of its own (run waits for it through ss.calls).
 // It returns nil when the request was answered at once.
 func (ss *session) startCall(req request, rc *reqContext, b *batch) *call {
-	// Wait for a slot; this blocks the reader, pushing back on the client.
+	c := &call{ss: ss, req: req, rc: rc, b: b, key: req.ID.key()}
+	// Take a slot to run in, or else a place in line: a call in line
+	// waits on its own goroutine (see run), so cancellations, pings and
+	// lists still get through. Only with the line full too does the
+	// reader wait, which pushes back on the client.
 	select {
 	case ss.sem <- struct{}{}:
-	case <-ss.writerDone:
-		return nil
+		c.running = true
+	default:
+		select {
+		case ss.sem <- struct{}{}:
+			c.running = true
+		case ss.queue <- struct{}{}:
+		case <-ss.writerDone:
+			return nil
+		}
 	}
-	c := &call{ss: ss, req: req, rc: rc, b: b, key: req.ID.key()}
 	ss.mu.Lock()
 	if ss.stopping {
 		ss.mu.Unlock()
-		<-ss.sem
-		c.respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInternalError, Message: "server is shutting down"}))
+		c.release()
+		c.respond(appendErrorResponse(nil, req.ID, errShuttingDown))
 		return nil
 	}
 	if _, dup := ss.inflight[c.key]; dup {
 		ss.mu.Unlock()
-		<-ss.sem
+		c.release()
 		c.respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInvalidRequest, Message: "a request with this id is already in flight"}))
 		return nil
 	}
@@ -740,10 +755,23 @@ func (ss *session) startCall(req request, rc *reqContext, b *batch) *call {
 func (c *call) run() {
 	ss, req := c.ss, c.req
 	defer ss.calls.Done()
-	defer func() { <-ss.sem }()
+	defer c.release()
 	defer c.cancel()
 	var resp []byte
+	if !c.running {
+		// In line: wait for a slot, unless cancelled first.
+		select {
+		case ss.sem <- struct{}{}:
+			<-ss.queue
+			c.running = true
+		case <-c.ctx.Done():
+			resp = appendErrorResponse(nil, req.ID, errShuttingDown)
+		}
+	}
 	func() {
+		if !c.running {
+			return
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				ss.log.Error().Str("method", req.Method).Interface("panic", p).
@@ -773,6 +801,19 @@ func (c *call) run() {
 	}
 	c.respond(resp)
 }
+
+// release gives back the call's slot or its place in line.
+func (c *call) release() {
+	if c.running {
+		<-c.ss.sem
+	} else {
+		<-c.ss.queue
+	}
+}
+
+// errShuttingDown answers a call that cannot start because the session
+// is ending.
+var errShuttingDown = &Error{Code: CodeInternalError, Message: "server is shutting down"}
 
 // respond sends the call's response, to the writer or into its batch;
 // nil sends none.

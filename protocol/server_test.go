@@ -437,6 +437,65 @@ func TestShutdownAfterEOFKeepsTheGracePeriod(t *testing.T) {
 	}
 }
 
+// At the in-flight limit, calls wait their turn without holding up the
+// reader: a ping, a tool list and a cancellation still get through, and a
+// cancelled call in line never runs. With the line full too, the reader
+// waits.
+func TestCallsPastTheLimitWaitWithoutBlockingTheReader(t *testing.T) {
+	started, release := make(chan string, 4), make(chan struct{})
+	srv := newTestServer(blockingTools(started, release))
+	srv.MaxInFlight = 1
+	c := startClient(t, srv, Version20251125)
+	call := func(id string) {
+		c.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":"t_plain","arguments":{"id":"` + id + `"}}}`)
+	}
+	call("a")
+	if got := <-started; got != `{"id":"a"}` {
+		t.Fatalf("started %s", got)
+	}
+	call("b") // in line
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	c.expect(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if line := c.recv(); !strings.Contains(line, `"id":2,"result":{"tools":`) {
+		t.Fatalf("want the tool list, got %.100s", line)
+	}
+	call("c") // in line
+	call("d") // the line is full: the reader waits here
+	sent := make(chan struct{})
+	c.checker.ClientLine([]byte(`{"jsonrpc":"2.0","id":3,"method":"ping"}`))
+	go func() {
+		// Written into a pipe nobody reads until a place frees up.
+		defer close(sent)
+		if _, err := io.WriteString(c.in, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n"); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case got := <-started:
+		t.Fatalf("%s started while a call was running", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	want := map[string]bool{`{"jsonrpc":"2.0","id":3,"result":{}}`: true} // read once d found a place
+	for _, id := range []string{"a", "c", "d"} {
+		want[`{"jsonrpc":"2.0","id":"`+id+`","result":{"content":[{"type":"text","text":"done {\"id\":\"`+id+`\"}"}]}}`] = true
+	}
+	for range len(want) {
+		if line := c.recv(); !want[line] {
+			t.Errorf("unexpected %s", line)
+		}
+	}
+	<-sent
+	for range 2 {
+		if got := <-started; got == `{"id":"b"}` {
+			t.Error("the cancelled call ran")
+		}
+	}
+	c.close()
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }

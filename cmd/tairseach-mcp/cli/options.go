@@ -55,7 +55,7 @@ var settings = []setting{
 	{"no-watch", "TAIRSEACH_NO_WATCH", "do not watch manifest folders for changes"},
 	{"progress-interval", "TAIRSEACH_PROGRESS_INTERVAL", "period of notifications/progress heartbeats for calls that carry a progressToken; 0 turns them off"},
 	{"max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message in bytes"},
-	{"max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; more wait (backpressure)"},
+	{"max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; as many more wait in line, and past that stdin is not read (backpressure)"},
 	{"pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
 	{"max-reply-size", "TAIRSEACH_MAX_REPLY_SIZE", "largest backend reply in bytes"},
 	{"allow-any-peer", "TAIRSEACH_ALLOW_ANY_PEER", "skip checking that the socket and the backend belong to the current user"},
