@@ -3,6 +3,7 @@ package protocol
 import (
 	"bufio"
 	"errors"
+	"unicode/utf8"
 
 	"bytes"
 	"context"
@@ -372,7 +373,7 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([
 			return nil, fmt.Errorf(`%w: tools/call: "arguments" must be an object`, ErrInvalidParams)
 		}
 	}
-	if rc.p.Meta != nil && len(rc.p.Meta.ProgressToken) > 0 {
+	if rc.p.Meta != nil && isProgressToken(rc.p.Meta.ProgressToken) {
 		stop := ss.heartbeat(rc.p.Meta.ProgressToken)
 		defer stop()
 	}
@@ -395,6 +396,33 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([
 	buf = res.appendJSON(buf, rc.shape)
 	buf = ss.appendModernTail(buf[:len(buf)-1], rc)
 	return append(buf, "}}"...), nil
+}
+
+// isProgressToken reports whether a _meta.progressToken can be echoed in
+// notifications/progress: a string or an integer, as the schema says.
+// Anything else (null, which some clients send for "none", an object, a
+// fraction) is treated as no token, rather than echoed into notifications
+// the client would find invalid.
+func isProgressToken(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	if raw[0] == '"' {
+		return utf8.Valid(raw)
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // heartbeat sends notifications/progress every ProgressInterval until

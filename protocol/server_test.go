@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -375,6 +376,32 @@ func TestProgressHeartbeatWhileTheCallRuns(t *testing.T) {
 		line := c.recv()
 		if strings.Contains(line, `"id":1`) {
 			break
+		}
+	}
+	c.close()
+}
+
+// A progress token that is neither a string nor an integer is treated as
+// none: echoing it would make notifications the client finds invalid.
+func TestOnlyStringAndIntegerProgressTokensGetHeartbeats(t *testing.T) {
+	srv := newTestServer(&fakeTools{set: testTools(), call: func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		time.Sleep(30 * time.Millisecond)
+		return TextResult("ok", false), nil
+	}})
+	srv.ProgressInterval = 5 * time.Millisecond
+	c := startClient(t, srv, Version20251125)
+	for i, tok := range []string{`null`, `{"a":1}`, `[1]`, `true`, `1.5`, `7`, `-3`} {
+		id := strconv.Itoa(i + 1)
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"t_plain","arguments":{},"_meta":{"progressToken":` + tok + `}}}`)
+		beats := 0
+		for line := c.recv(); !strings.Contains(line, `"id":`+id+`,`); line = c.recv() {
+			if !strings.Contains(line, `"progressToken":`+tok+`,`) {
+				t.Fatalf("token %s: %s", tok, line)
+			}
+			beats++
+		}
+		if valid := i >= 5; valid != (beats > 0) {
+			t.Errorf("token %s: %d heartbeats", tok, beats)
 		}
 	}
 	c.close()
