@@ -15,6 +15,7 @@ import (
 	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // JSON-RPC 2.0 and MCP error codes.
@@ -95,7 +96,8 @@ func (id ID) valid() bool {
 		return false
 	}
 	if id[0] == '"' {
-		return true
+		// Echoed as sent, so it must be valid on the wire too.
+		return utf8.Valid(id)
 	}
 	digits := id
 	if digits[0] == '-' {
@@ -124,11 +126,13 @@ type request struct {
 
 func (r *request) isNotification() bool { return r.ID == nil }
 
-// decodeMessage decodes one JSON value (not an array). It returns the request, or
-// ok=false with the error to answer and the id to answer it with (nullID when
-// the id could not be read). A response from the client (we never send
-// requests) is reported as isResponse and ignored by the caller.
-func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err error) {
+// decodeMessage decodes one JSON value (not an array). It returns the
+// request, or the error to answer and the id to answer it with (nullID when
+// the id could not be read). ignore reports a message that gets no answer
+// and has no effect: a response from the client (we never send requests),
+// or a notification with params MCP cannot read (a notification is never
+// answered, not even with an error).
+func decodeMessage(data []byte) (req request, ignore bool, errID ID, err error) {
 	// One pass validates the line and splits its top-level members:
 	// params (which may be large) are never decoded here.
 	var jsonrpc, id, method, params, result, errObj []byte
@@ -160,6 +164,9 @@ func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err err
 	}
 	if id != nil && !ID(id).valid() {
 		// An id of null, an object, a bool: there is no id to answer with.
+		if id[0] == '"' {
+			return req, false, nullID, fmt.Errorf("%w: id is not valid UTF-8", ErrInvalidRequest)
+		}
 		return req, false, nullID, fmt.Errorf("%w: id must be a string or an integer", ErrInvalidRequest)
 	}
 	errID = ID(id)
@@ -187,6 +194,9 @@ func decodeMessage(data []byte) (req request, isResponse bool, errID ID, err err
 	}
 	if params != nil && params[0] != '{' {
 		// MCP params are always objects; JSON-RPC allows arrays, which no MCP method takes.
+		if id == nil {
+			return req, true, nil, nil
+		}
 		return req, false, errID, fmt.Errorf(`%w: "params" must be an object`, ErrInvalidRequest)
 	}
 	return request{ID: ID(id), Method: name, Params: params}, false, nil, nil

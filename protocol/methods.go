@@ -3,7 +3,6 @@ package protocol
 import (
 	"bufio"
 	"errors"
-	"unicode/utf8"
 
 	"bytes"
 	"context"
@@ -173,7 +172,7 @@ func (ss *session) handleRequest(rc *reqContext, req request) ([]byte, error) {
 	case "server/discover":
 		return ss.discover(rc)
 	}
-	return nil, fmt.Errorf("%w: %s", ErrMethodNotFound, req.Method)
+	return nil, fmt.Errorf("%w: no method %q", ErrMethodNotFound, req.Method)
 }
 
 func (ss *session) handleNotification(req request) {
@@ -399,31 +398,11 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([
 }
 
 // isProgressToken reports whether a _meta.progressToken can be echoed in
-// notifications/progress: a string or an integer, as the schema says.
-// Anything else (null, which some clients send for "none", an object, a
-// fraction) is treated as no token, rather than echoed into notifications
-// the client would find invalid.
-func isProgressToken(raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	if raw[0] == '"' {
-		return utf8.Valid(raw)
-	}
-	digits := raw
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
+// notifications/progress: a string or an integer, as the schema says, so
+// what makes a valid request id. Anything else (null, which some clients
+// send for "none", an object, a fraction) is treated as no token, rather
+// than echoed into notifications the client would find invalid.
+func isProgressToken(raw json.RawMessage) bool { return ID(raw).valid() }
 
 // heartbeat sends notifications/progress every ProgressInterval until
 // stop is called. Some hosts reset their request timeout on progress.

@@ -555,14 +555,14 @@ func (ss *session) handleLine(line []byte) *call {
 		ss.handleBatch(line)
 		return nil
 	}
-	req, isResponse, errID, err := decodeMessage(line)
+	req, ignore, errID, err := decodeMessage(line)
 	if err != nil {
 		ss.log.Debug().Err(err).Msg("bad message")
 		ss.send(appendErrorResponse(nil, errID, WireError(err)))
 		return nil
 	}
-	if isResponse {
-		ss.log.Debug().Msg("ignoring response from client")
+	if ignore {
+		ss.log.Debug().Msg("ignoring a response or an unreadable notification from the client")
 		return nil
 	}
 	return ss.dispatch(req, nil)
@@ -594,15 +594,17 @@ func (ss *session) handleBatch(line []byte) {
 	}
 	b := &batch{ss: ss, pending: len(elems)}
 	for _, e := range elems {
-		req, isResponse, errID, err := decodeMessage(e)
+		req, ignore, errID, err := decodeMessage(e)
 		switch {
 		case err != nil:
 			b.respond(appendErrorResponse(nil, errID, WireError(err)))
-		case isResponse || req.isNotification():
-			if !isResponse {
+		case ignore || req.isNotification():
+			if !ignore {
 				ss.dispatch(req, nil)
 			}
 			b.respond(nil)
+		case req.Method == "initialize":
+			b.respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInvalidRequest, Message: "initialize must not be part of a batch"}))
 		default:
 			if c := ss.dispatch(req, b); c != nil {
 				go c.run() // counted in ss.calls, so run waits for it

@@ -103,7 +103,9 @@ func TestRequestsAndErrors(t *testing.T) {
 		{"a fractional id gets -32600 with id null", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`},
 		{"array params get -32600", `{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"\"params\" must be an object"}}`},
 		{"a bare number gets -32600", `42`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a message must be a JSON object"}}`},
-		{"an unknown method gets -32601", `{"jsonrpc":"2.0","id":1,"method":"tools/frobnicate"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"tools/frobnicate"}}`},
+		{"an unknown method gets -32601", `{"jsonrpc":"2.0","id":1,"method":"tools/frobnicate"}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no method \"tools/frobnicate\""}}`},
+		{"a notification with array params gets no response", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}`, ""},
+		{"a string id in invalid UTF-8 gets -32600 with id null", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id is not valid UTF-8"}}`},
 		{"resources/list is empty", `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`, `{"jsonrpc":"2.0","id":1,"result":{"resources":[]}}`},
 		{"resources/templates/list is empty", `{"jsonrpc":"2.0","id":1,"method":"resources/templates/list"}`, `{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":[]}}`},
 		{"prompts/list is empty", `{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`, `{"jsonrpc":"2.0","id":1,"result":{"prompts":[]}}`},
@@ -166,6 +168,8 @@ func TestBatchesIn20250326(t *testing.T) {
 	c.expect("[" + list + "]")
 	c.send(`[]`)
 	c.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}`)
+	c.send(`[{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}]`)
+	c.expect(`[{"jsonrpc":"2.0","id":"i","error":{"code":-32600,"message":"initialize must not be part of a batch"}}]`)
 	c.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
 	c.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
 	c.expect(`{"jsonrpc":"2.0","id":9,"result":{}}`) // a batch of notifications gets nothing
