@@ -202,6 +202,33 @@ func decodeMessage(data []byte) (req request, ignore bool, errID ID, err error) 
 	return request{ID: ID(id), Method: name, Params: params}, false, nil, nil
 }
 
+// errFoundID stops idFromPrefix's scan.
+var errFoundID = errors.New("found the id")
+
+// idFromPrefix finds the id of a message from its first bytes only (the
+// message being too long to read whole): a top-level "id" member whose
+// value is complete within prefix. It returns nullID when there is none
+// before prefix ends.
+func idFromPrefix(prefix []byte) ID {
+	var id ID
+	_ = jsonscan.Object(prefix, func(rawKey, v []byte) error {
+		if string(jsonscan.Name(rawKey)) != "id" {
+			return nil
+		}
+		// v is a sub-slice of prefix: a number running to prefix's end
+		// may go on past it, as 12 does in a cut-off 1234.
+		end := cap(prefix) - cap(v) + len(v)
+		if ID(v).valid() && (v[0] == '"' || end < len(prefix)) {
+			id = ID(v)
+		}
+		return errFoundID
+	})
+	if id == nil {
+		return nullID
+	}
+	return id
+}
+
 // methodName unquotes a method name. The names of the messages a busy
 // client sends again and again are constants, not a string per message.
 func methodName(lit []byte) string {

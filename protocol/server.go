@@ -476,12 +476,12 @@ func (ss *session) readUntilCall() *call {
 			ss.long = append(ss.long[:0], line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = ss.br.ReadSlice('\n')
-				if len(ss.long)+len(line) > maxSize {
-					ss.long = ss.long[:0]
+				if len(ss.long)+messageLen(line, err) > maxSize {
 					for errors.Is(err, bufio.ErrBufferFull) {
 						_, err = ss.br.ReadSlice('\n')
 					}
-					ss.handleTooLong(maxSize)
+					ss.handleTooLong(maxSize, ss.long)
+					ss.long = ss.long[:0]
 					line = nil
 					break
 				}
@@ -493,8 +493,8 @@ func (ss *session) readUntilCall() *call {
 			if cap(ss.long) > 1<<20 {
 				ss.long = nil // do not keep a huge buffer for the rest of the session
 			}
-		} else if len(line) > maxSize {
-			ss.handleTooLong(maxSize)
+		} else if messageLen(line, err) > maxSize {
+			ss.handleTooLong(maxSize, line)
 			line = nil
 		}
 		var c *call
@@ -531,9 +531,22 @@ func (ss *session) readUntilCall() *call {
 	}
 }
 
-func (ss *session) handleTooLong(maxSize int) {
+// messageLen is the length of what ReadSlice returned with err, not
+// counting the newline that ends a line: the limit is on the message.
+func messageLen(line []byte, err error) int {
+	if err == nil {
+		return len(line) - 1
+	}
+	return len(line)
+}
+
+// handleTooLong answers a message longer than maxSize, of which prefix is
+// the start: with its id when the start shows it, so the client can tell
+// which request failed.
+func (ss *session) handleTooLong(maxSize int, prefix []byte) {
+	id := idFromPrefix(prefix)
 	ss.log.Warn().Int("max_bytes", maxSize).Msg("message too long")
-	ss.send(appendErrorResponse(nil, nullID, &Error{
+	ss.send(appendErrorResponse(nil, id, &Error{
 		Code:    CodeInvalidRequest,
 		Message: fmt.Sprintf("message longer than %d bytes; raise --max-message-size to accept it", maxSize),
 	}))

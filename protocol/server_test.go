@@ -275,13 +275,46 @@ func TestOverlongLinesGetAnErrorAndTheSessionGoesOn(t *testing.T) {
 	srv := newTestServer(nil)
 	srv.MaxMessageSize = 1000
 	c := startClient(t, srv, Version20251125)
+	const tooLong = `"error":{"code":-32600,"message":"message longer than 1000 bytes; raise --max-message-size to accept it"}}`
 	for _, size := range []int{2000, 200 << 10} { // within and beyond the read buffer
+		// The id is answered when it comes before the bulk of the message.
 		c.send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", size) + `"}}`)
-		c.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message longer than 1000 bytes; raise --max-message-size to accept it"}}`)
+		c.expect(`{"jsonrpc":"2.0","id":1,` + tooLong)
+		// At the end of a line longer than the read buffer, it is not seen.
+		c.send(`{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", size) + `"},"id":1}`)
+		if size < 64<<10 {
+			c.expect(`{"jsonrpc":"2.0","id":1,` + tooLong)
+		} else {
+			c.expect(`{"jsonrpc":"2.0","id":null,` + tooLong)
+		}
 	}
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("x", 900) + `"}}`)
+	// The limit is on the message, not counting its newline.
+	msg := `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"`
+	msg += strings.Repeat("x", 1000-len(msg)-3) + `"}}`
+	c.send(msg)
 	c.expect(`{"jsonrpc":"2.0","id":2,"result":{}}`)
+	c.send(msg[:len(msg)-2] + `x"}}`)
+	c.expect(`{"jsonrpc":"2.0","id":2,` + tooLong)
 	c.close()
+}
+
+func TestIDFromPrefix(t *testing.T) {
+	for prefix, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":12,"method"`: `12`,
+		`{"id":"a\"b","params":{"x":`:       `"a\"b"`,
+		`{"a":{"id":1},"id":"x"`:            `"x"`,
+		`{"jsonrpc":"2.0","id":12`:          `null`, // it may be 1234
+		`{"id":"ab`:                         `null`,
+		`{"params":{"pad":"xxxx`:            `null`,
+		`{"id":null,"method"`:               `null`,
+		`{"id":1.5,"method"`:                `null`,
+		`[{"id":1}`:                         `null`,
+		``:                                  `null`,
+	} {
+		if got := string(idFromPrefix([]byte(prefix))); got != want {
+			t.Errorf("idFromPrefix(%s) = %s, want %s", prefix, got, want)
+		}
+	}
 }
 
 func TestLongLinesUpToTheLimitAreServed(t *testing.T) {

@@ -333,10 +333,9 @@ func TestStdinFloodAndGarbage(t *testing.T) {
 	if errs := r.out.exactlyOnce(t, n); errs != 0 {
 		t.Errorf("%d tool errors", errs)
 	}
-	// The over-long line's id cannot be read: its -32600 has id null, like
-	// the parse errors.
+	// The over-long line's id comes first, so its -32600 carries it.
 	for id, want := range map[string]string{
-		`null`: `message longer than 65536 bytes`, `"bad-2"`: `"result"`, `"bad-3"`: `-32600`, `"bad-4"`: `-32600`, `"bad-5"`: `-32600`, `"bad-6"`: `Invalid arguments`,
+		`"bad-1"`: `message longer than 65536 bytes`, `"bad-2"`: `"result"`, `"bad-3"`: `-32600`, `"bad-4"`: `-32600`, `"bad-5"`: `-32600`, `"bad-6"`: `Invalid arguments`,
 	} {
 		rs := r.out.responses[id]
 		if len(rs) == 0 || !strings.Contains(strings.Join(rs, ""), want) {
