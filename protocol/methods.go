@@ -3,6 +3,7 @@ package protocol
 import (
 	"bufio"
 	"errors"
+	"strings"
 
 	"bytes"
 	"context"
@@ -269,15 +270,21 @@ func (ss *session) setLevel(rc *reqContext) ([]byte, error) {
 
 // listTools answers tools/list, a page at a time when PageSize is set.
 // It returns the response for request id, in parts.
-// Cursors are opaque to clients: base64 of the offset of the next tool.
+// Cursors are opaque to clients: base64 of the tool set's generation and
+// the offset of the next tool. A cursor from an earlier tool set is
+// refused rather than read as an offset into the new one, which would
+// skip or repeat tools.
 func (ss *session) listTools(rc *reqContext, id ID) (*listParts, error) {
 	ts := ss.srv.Tools.Tools()
 	enc := ts.encoded(rc.shape)
 	start := 0
 	if rc.p.Cursor != nil {
-		n, err := decodeCursor(*rc.p.Cursor)
+		gen, n, err := decodeCursor(*rc.p.Cursor)
 		if err != nil || n > len(enc) {
 			return nil, fmt.Errorf("%w: tools/list: invalid cursor %q", ErrInvalidParams, *rc.p.Cursor)
+		}
+		if gen != ts.generation {
+			return nil, fmt.Errorf("%w: tools/list: the tool list changed since this cursor was issued; list again from the start", ErrInvalidParams)
 		}
 		start = n
 	}
@@ -294,7 +301,7 @@ func (ss *session) listTools(rc *reqContext, id ID) (*listParts, error) {
 	tail := []byte{']'}
 	if end < len(enc) {
 		tail = append(tail, `,"nextCursor":`...)
-		tail = appendString(tail, encodeCursor(end))
+		tail = appendString(tail, encodeCursor(ts.generation, end))
 	}
 	tail = ss.appendModernList(tail, rc)
 	tail = append(tail, "}}"...)
@@ -342,20 +349,30 @@ func (l *listParts) writeTo(w *bufio.Writer) error {
 	return w.WriteByte('\n') // a bufio.Writer's error sticks: this reports any
 }
 
-func encodeCursor(offset int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset)))
+func encodeCursor(generation uint64, offset int) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "g%do%d", generation, offset))
 }
 
-func decodeCursor(c string) (int, error) {
+var errMalformedCursor = errors.New("malformed cursor")
+
+func decodeCursor(c string) (generation uint64, offset int, err error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) < 2 || b[0] != 'o' {
-		return 0, fmt.Errorf("malformed cursor")
+	if err != nil || len(b) < 4 || b[0] != 'g' {
+		return 0, 0, errMalformedCursor
 	}
-	n, err := strconv.Atoi(string(b[1:]))
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("malformed cursor")
+	g, o, ok := strings.Cut(string(b[1:]), "o")
+	if !ok {
+		return 0, 0, errMalformedCursor
 	}
-	return n, nil
+	generation, err = strconv.ParseUint(g, 10, 64)
+	if err != nil {
+		return 0, 0, errMalformedCursor
+	}
+	offset, err = strconv.Atoi(o)
+	if err != nil || offset < 0 {
+		return 0, 0, errMalformedCursor
+	}
+	return generation, offset, nil
 }
 
 // callTool answers tools/call. Unlike other handlers it returns the whole

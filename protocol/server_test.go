@@ -383,12 +383,37 @@ func TestToolsListPagination(t *testing.T) {
 	if got := strings.Join(names, ""); got != "01234" {
 		t.Errorf("tools over all pages = %s, want 01234", got)
 	}
-	for _, bad := range []string{"nope", "bzk5OTk", ""} {
+	for _, bad := range []string{"nope", "bzk5OTk", "", encodeCursor(1<<40, 2)} {
 		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"` + bad + `"}}`)
 		if line := c.recv(); !strings.Contains(line, `"code":-32602`) {
 			t.Errorf("cursor %q: want -32602, got %s", bad, line)
 		}
 	}
+	c.close()
+}
+
+// A cursor from before the tool list changed is refused: read as an
+// offset into the new list, it would skip or repeat tools.
+func TestACursorGoesStaleWhenTheListChanges(t *testing.T) {
+	tools := func(names ...string) *ToolSet {
+		var ts []Tool
+		for _, n := range names {
+			ts = append(ts, Tool{Name: n, InputSchema: []byte(`{"type":"object"}`)})
+		}
+		return NewToolSet(ts)
+	}
+	ft := &fakeTools{set: tools("a", "b", "c"), call: echoCall}
+	srv := newTestServer(ft)
+	srv.PageSize = 2
+	c := startClient(t, srv, Version20251125)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	_, after, _ := strings.Cut(c.recv(), `"nextCursor":"`)
+	cursor, _, _ := strings.Cut(after, `"`)
+	ft.mu.Lock()
+	ft.set = tools("x", "a", "b", "c")
+	ft.mu.Unlock()
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"` + cursor + `"}}`)
+	c.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"tools/list: the tool list changed since this cursor was issued; list again from the start"}}`)
 	c.close()
 }
 
