@@ -24,6 +24,7 @@ func Files(dirs ...string) ([]string, []Problem) {
 	seen := map[string]bool{}
 	for _, dir := range dirs {
 		var found []string
+		dir = WalkRoot(dir)
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if path == dir && errors.Is(err, fs.ErrNotExist) {
@@ -60,6 +61,21 @@ func Files(dirs ...string) ([]string, []Problem) {
 		files = append(files, found...)
 	}
 	return files, problems
+}
+
+// WalkRoot returns what to give filepath.WalkDir to walk the manifest
+// folder dir. WalkDir does not enter a root that is a symlink, and a
+// dotfiles setup often links ~/.tairseach/manifests to elsewhere: such a
+// root gets a trailing separator, which makes the system follow the link,
+// while the paths WalkDir joins below it stay as clean as for any folder.
+// Links further down are not followed, so a loop cannot be walked.
+func WalkRoot(dir string) string {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return filepath.Clean(dir) + string(filepath.Separator)
+		}
+	}
+	return dir
 }
 
 // worldWritable warns about a folder or manifest that other users can

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/tairseach/tairseach-mcp/manifest"
 )
 
 // Watch watches the manifest folders and reloads after changes until ctx
@@ -105,11 +107,12 @@ func (r *Registry) syncWatches(w *fsnotify.Watcher, watched map[string]bool) {
 			}
 			continue
 		}
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(manifest.WalkRoot(root), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
 			if d.IsDir() {
+				path = filepath.Clean(path) // a symlinked root is walked as "root/"
 				if path != root && strings.HasPrefix(d.Name(), ".") {
 					return fs.SkipDir
 				}
