@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 )
 
 // FuzzServe feeds arbitrary input to a whole session: the server must
@@ -49,6 +52,9 @@ func FuzzServe(f *testing.F) {
 			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
 				t.Fatalf("invalid JSON written: %q", sc.Bytes())
 			}
+			if !utf8.Valid(sc.Bytes()) {
+				t.Fatalf("invalid UTF-8 written: %q", sc.Bytes())
+			}
 			switch m := v.(type) {
 			case map[string]any:
 				if _, ok := m["id"]; ok {
@@ -62,6 +68,42 @@ func FuzzServe(f *testing.F) {
 		}
 		if responses > lines {
 			t.Fatalf("%d responses to %d lines", responses, lines)
+		}
+	})
+}
+
+// FuzzIDFromPrefix holds idFromPrefix to what the whole message says: on
+// any cut of a message, an id it finds is the message's own.
+func FuzzIDFromPrefix(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1234,"method":"ping"}`,
+		`{"id":"a\u0062c","params":{"id":7}}`,
+		`{"params":{"pad":"xx"},"id":-5}`,
+		`{"id":null}`,
+	} {
+		f.Add([]byte(seed), uint16(10))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, cut uint16) {
+		prefix := msg[:min(int(cut), len(msg))]
+		got := idFromPrefix(prefix)
+		if string(got) == "null" {
+			return
+		}
+		if !got.valid() {
+			t.Fatalf("idFromPrefix(%q) = %s, not a valid id", prefix, got)
+		}
+		// Whenever the whole message is a request, its id is the one found
+		// (unless it repeats "id": then the last counts, which a prefix
+		// cannot show).
+		ids := 0
+		_ = jsonscan.Object(msg, func(k, _ []byte) error {
+			if string(jsonscan.Name(k)) == "id" {
+				ids++
+			}
+			return nil
+		})
+		if req, ignore, _, err := decodeMessage(msg); err == nil && !ignore && ids == 1 && !bytes.Equal(req.ID, got) {
+			t.Fatalf("idFromPrefix(%q) = %s, but the message's id is %s", prefix, got, req.ID)
 		}
 	})
 }

@@ -208,7 +208,8 @@ var errFoundID = errors.New("found the id")
 // idFromPrefix finds the id of a message from its first bytes only (the
 // message being too long to read whole): a top-level "id" member whose
 // value is complete within prefix. It returns nullID when there is none
-// before prefix ends.
+// before prefix ends. A repeated "id" is a client's mistake: the first is
+// taken, where decodeMessage takes the last, which a prefix cannot show.
 func idFromPrefix(prefix []byte) ID {
 	var id ID
 	_ = jsonscan.Object(prefix, func(rawKey, v []byte) error {

@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 fuzztime="${FUZZTIME:-30s}"
 targets=(
 	"./protocol FuzzServe"
+	"./protocol FuzzIDFromPrefix"
 	"./protocol/jsonscan FuzzValid"
 	"./protocol/jsonscan FuzzDecode"
 	"./protocol/jsonscan FuzzObject"
