@@ -39,6 +39,12 @@ type conn struct {
 	// interrupt ends blocked I/O on c at once (made once, not per call).
 	interrupt func()
 
+	// firstID is the id of the first request sent on c: replies to ids
+	// from it up to the current call's are stale ones (see readReply);
+	// stale holds the id of one skipped in this call.
+	firstID uint64
+	stale   []byte
+
 	// writeAwait's state (Linux only).
 	raw      syscall.RawConn // c's descriptor; nil if unavailable
 	sendStep func(fd uintptr) bool
@@ -145,6 +151,10 @@ func (c *Client) roundTrip(ctx context.Context, deadline time.Time, cn *conn, id
 		stop = context.AfterFunc(ctx, cn.interrupt)
 	}
 
+	if cn.firstID == 0 {
+		cn.firstID = id
+	}
+	cn.stale = cn.stale[:0]
 	if err := writeAwait(cn, req); err != nil {
 		stop()
 		unsent = peerGone(err)
@@ -164,6 +174,11 @@ func (c *Client) roundTrip(ctx context.Context, deadline time.Time, cn *conn, id
 		return nil, false, err
 	}
 	unsent = n == 0 && errors.Is(err, syscall.ECONNRESET)
+	if len(cn.stale) > 0 && ctx.Err() != context.Canceled && (errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil) {
+		// Only an earlier request's id came before the timeout: more
+		// likely a backend that gets ids wrong than a slow one.
+		return nil, false, fmt.Errorf("%w: answered id %.40s, an earlier request's, and nothing to request id %d before the call timed out", ErrBadReply, cn.stale, id)
+	}
 	return nil, unsent, c.ioError(ctx, err, n, unsent)
 }
 
@@ -188,7 +203,12 @@ var errReplyTooLarge = errors.New("reply too large")
 // to the pool, such as a duplicate: get reuses a recently pooled
 // connection without looking for stray bytes (see get), so they are met
 // here. Ids come from one counter per Client, so a positive integer id
-// below ours answered an earlier request on this connection.
+// below ours, and not below the first sent on this connection, answered
+// an earlier request on it. Any other id is a bad reply at once: a
+// fresh connection has no stale replies, and a backend that numbers its
+// replies itself must not leave calls waiting. One that answers with an
+// earlier id and then nothing does wait, for the call's timeout, which
+// roundTrip then reports as that bad reply.
 func (c *Client) readReply(cn *conn, id uint64) (res json.RawMessage, n int, err error) {
 	for {
 		line, owned, m, err := readLine(cn.r, c.opts.MaxReplySize)
@@ -207,9 +227,10 @@ func (c *Client) readReply(cn *conn, id uint64) (res json.RawMessage, n int, err
 			continue // the contract has none, but they are harmless
 		}
 		if !idMatches(r.id, id) {
-			if idBefore(r.id, id) {
+			if idBefore(r.id, id) && !idBefore(r.id, cn.firstID) {
 				c.log.Debug().Str("socket", c.path).RawJSON("reply_id", r.id).Uint64("id", id).
 					Msg("skipping a stale backend reply to an earlier request")
+				cn.stale = append(cn.stale[:0], r.id...)
 				n = 0
 				continue
 			}

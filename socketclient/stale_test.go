@@ -177,3 +177,36 @@ func TestIDBefore(t *testing.T) {
 		t.Errorf("idBefore allocates %v times per call, want 0", n)
 	}
 }
+
+// A backend that always answers "id":1 (it numbers replies itself, say):
+// on a fresh connection a lower id is a bad reply at once; on one that
+// carried id 1, the call waits for its timeout, then reports the earlier
+// id it got instead of a bare timeout.
+func TestALowerIDThatThisConnectionNeverCarriedIsABadReply(t *testing.T) {
+	path := rawBackend(t, func(c *net.UnixConn, r *bufio.Reader) bool {
+		if _, err := r.ReadBytes('\n'); err != nil {
+			return false
+		}
+		_, err := c.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":"x"}` + "\n"))
+		return err == nil
+	})
+	c := newClient(t, path, &Options{PoolSize: 1, AllowAnyPeer: true})
+	if _, err := c.Call(callCtx(t, 5*time.Second), "m", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err) // id 1 matches
+	}
+	_, err := c.CallWithin(t.Context(), 100*time.Millisecond, "m", json.RawMessage(`{}`))
+	if !errors.Is(err, ErrBadReply) || !strings.Contains(err.Error(), "answered id 1, an earlier request's, and nothing to request id 2") {
+		t.Errorf("second call on the connection = %v, want the earlier id named as a bad reply", err)
+	}
+
+	fresh := newClient(t, path, &Options{PoolSize: 1, AllowAnyPeer: true})
+	fresh.nextID.Store(41)
+	start := time.Now()
+	_, err = fresh.CallWithin(t.Context(), 10*time.Second, "m", json.RawMessage(`{}`))
+	if !errors.Is(err, ErrBadReply) || !strings.Contains(err.Error(), "answered id 1 to request id 42") {
+		t.Errorf("first call on a fresh connection = %v, want a bad reply", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the bad reply took %v: the call waited instead of failing", d)
+	}
+}
