@@ -2,8 +2,10 @@ package protocol
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -109,6 +111,50 @@ func TestSubscriptionsListen(t *testing.T) {
 	// At EOF the open stream gets its final result, then Serve returns.
 	c.in.Close()
 	c.expect(`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":2,"io.modelcontextprotocol/serverInfo":{"name":"tairseach-mcp","title":"Tairseach","version":"1.2.3"}}}}`)
+	if err := c.close(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+// Listen streams never end by themselves, so they take no slot of the
+// in-flight limit: calls still run beside them. Their own number is
+// bounded.
+func TestListenStreamsDoNotStarveCalls(t *testing.T) {
+	srv := newTestServer(nil)
+	srv.MaxInFlight = 1
+	c := startClient(t, srv, Version20260728)
+	for i := range maxListens {
+		c.send(modernReq(fmt.Sprintf(`"s%d"`, i), "subscriptions/listen", `"notifications":{}`))
+		if line := c.recv(); !strings.Contains(line, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("stream %d: want its acknowledgement, got %s", i, line)
+		}
+	}
+	c.send(modernReq(`"over"`, "subscriptions/listen", `"notifications":{}`))
+	c.expect(fmt.Sprintf(`{"jsonrpc":"2.0","id":"over","error":{"code":-32600,"message":"too many open subscriptions/listen streams (%d); end one first"}}`, maxListens))
+	c.send(modernReq("1", "tools/call", `"name":"t_plain","arguments":{"a":1}`))
+	if line := c.recv(); !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("want the call's result beside the streams, got %s", line)
+	}
+	// Ending a stream makes room for another, once the stream has ended
+	// (cancelling it does not wait for that).
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s0"}}`)
+	for i := 0; ; i++ {
+		c.send(modernReq(fmt.Sprintf(`"again%d"`, i), "subscriptions/listen", `"notifications":{}`))
+		line := c.recv()
+		if strings.Contains(line, "notifications/subscriptions/acknowledged") {
+			break
+		}
+		if !strings.Contains(line, "too many open") || i == 100 {
+			t.Fatalf("want a new stream acknowledged, got %s", line)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.in.Close()
+	for range maxListens {
+		if line := c.recv(); !strings.Contains(line, `"resultType":"complete"`) {
+			t.Fatalf("want each stream's final result, got %s", line)
+		}
+	}
 	if err := c.close(); err != nil {
 		t.Errorf("Serve: %v", err)
 	}

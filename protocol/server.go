@@ -154,6 +154,7 @@ type session struct {
 	stopping bool // no new calls are started
 	calls    sync.WaitGroup
 	inflight map[string]*call
+	listens  int // open subscriptions/listen streams
 
 	version    atomic.Pointer[string] // negotiated legacy version; nil before initialize
 	modernSeen atomic.Bool            // a modern (2026-07-28) request was served
@@ -197,8 +198,15 @@ type call struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // set by notifications/cancelled: no response is written
-	running   bool        // holds a slot in sem; otherwise a place in queue
+	running   bool        // holds a slot in sem (or is a listen stream); otherwise a place in queue
+	listen    bool        // a subscriptions/listen stream: counted in ss.listens, not in sem
 }
+
+// maxListens bounds the subscriptions/listen streams open at once in a
+// session. They are not tool calls, so they take no slot of the in-flight
+// limit (streams that never end would otherwise starve calls), but each
+// holds a goroutine: a client needs one or two.
+const maxListens = 64
 
 func newSession(srv *Server, w io.Writer) *session {
 	ss := &session{
@@ -727,16 +735,21 @@ func (ss *session) startCall(req request, rc *reqContext, b *batch) *call {
 	// waits on its own goroutine (see run), so cancellations, pings and
 	// lists still get through. Only with the line full too does the
 	// reader wait, which pushes back on the client.
-	select {
-	case ss.sem <- struct{}{}:
-		c.running = true
+	switch {
+	case req.Method == "subscriptions/listen":
+		c.listen, c.running = true, true
 	default:
 		select {
 		case ss.sem <- struct{}{}:
 			c.running = true
-		case ss.queue <- struct{}{}:
-		case <-ss.writerDone:
-			return nil
+		default:
+			select {
+			case ss.sem <- struct{}{}:
+				c.running = true
+			case ss.queue <- struct{}{}:
+			case <-ss.writerDone:
+				return nil
+			}
 		}
 	}
 	ss.mu.Lock()
@@ -751,6 +764,14 @@ func (ss *session) startCall(req request, rc *reqContext, b *batch) *call {
 		c.release()
 		c.respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInvalidRequest, Message: "a request with this id is already in flight"}))
 		return nil
+	}
+	if c.listen {
+		if ss.listens >= maxListens {
+			ss.mu.Unlock()
+			c.respond(appendErrorResponse(nil, req.ID, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("too many open subscriptions/listen streams (%d); end one first", maxListens)}))
+			return nil
+		}
+		ss.listens++
 	}
 	// Not derived from a session-wide context: every call would then
 	// register with, and contend for, one parent. cancelCalls ends them.
@@ -809,6 +830,9 @@ func (c *call) run() {
 	}()
 	ss.mu.Lock()
 	delete(ss.inflight, c.key)
+	if c.listen {
+		ss.listens--
+	}
 	ss.mu.Unlock()
 	if c.cancelled.Load() {
 		ss.log.Debug().Str("method", req.Method).Msg("request cancelled by client, no response")
@@ -819,9 +843,11 @@ func (c *call) run() {
 
 // release gives back the call's slot or its place in line.
 func (c *call) release() {
-	if c.running {
+	switch {
+	case c.listen:
+	case c.running:
 		<-c.ss.sem
-	} else {
+	default:
 		<-c.ss.queue
 	}
 }
