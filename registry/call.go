@@ -91,7 +91,7 @@ func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*pr
 	// JSON on the wire must be UTF-8, and the result goes out twice, raw
 	// as structuredContent and as text: cleaned once here, the copies
 	// agree. A valid result, the usual case, is not copied.
-	result = validUTF8(result)
+	result = jsonscan.ValidUTF8(result)
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
 	return r.success(ctx, e, output, result)
 }
@@ -189,7 +189,7 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 	case errors.As(err, &rpcErr):
 		msg := fmt.Sprintf("The backend returned error %d for %s: %s", rpcErr.Code, e.Method, rpcErr.Message)
 		if d := bytes.TrimSpace(rpcErr.Data); len(d) > 0 && string(d) != "null" {
-			d = validUTF8(d)
+			d = jsonscan.ValidUTF8(d)
 			if len(d) > maxDetails {
 				// Cut at a character's start, so none is cut in half.
 				cut := maxDetails
@@ -202,7 +202,7 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 		}
 		// The message is the backend's too, from any Caller.
 		if !utf8.ValidString(msg) {
-			msg = string(validUTF8([]byte(msg)))
+			msg = string(jsonscan.ValidUTF8([]byte(msg)))
 		}
 		return protocol.TextResult(msg, true), outcomeBackendError
 	case ctx.Err() != nil:
@@ -232,27 +232,6 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 // maxDetails bounds the bytes of a backend error's data passed on to a
 // model.
 const maxDetails = 2048
-
-// validUTF8 returns b with each byte that is not part of valid UTF-8
-// replaced by U+FFFD, as encoding/json does to strings (so the text copy
-// of a result reads as it always did); b itself when it is valid. Outside
-// its strings JSON is ASCII, so cleaned JSON is still JSON.
-func validUTF8(b []byte) []byte {
-	if utf8.Valid(b) {
-		return b
-	}
-	out := make([]byte, 0, len(b)+16)
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size == 1 {
-			out = append(out, "\uFFFD"...)
-		} else {
-			out = append(out, b[:size]...)
-		}
-		b = b[size:]
-	}
-	return out
-}
 
 // tellClient sends backend trouble to the client whose call met it, when
 // that client asked for warnings: by logging/setLevel in the legacy era,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -56,8 +57,8 @@ func TestAValidResultIsNotCopied(t *testing.T) {
 	if len(res.StructuredContent) == 0 || &res.StructuredContent[0] != &reply[0] {
 		t.Errorf("structuredContent %s is a copy of the backend's result", res.StructuredContent)
 	}
-	if n := testing.AllocsPerRun(100, func() { validUTF8(reply) }); n != 0 {
-		t.Errorf("validUTF8 of a valid result allocates %v times, want 0", n)
+	if n := testing.AllocsPerRun(100, func() { jsonscan.ValidUTF8(reply) }); n != 0 {
+		t.Errorf("ValidUTF8 of a valid result allocates %v times, want 0", n)
 	}
 }
 

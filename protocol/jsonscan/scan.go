@@ -263,10 +263,7 @@ var ErrNotObject = errors.New("not a JSON object")
 func Unquote(lit []byte) string {
 	inner := lit[1 : len(lit)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
-		if utf8.Valid(inner) {
-			return string(inner)
-		}
-		return fixUTF8(inner)
+		return string(ValidUTF8(inner))
 	}
 	var b []byte
 	for i := 0; i < len(inner); i++ {
@@ -304,14 +301,17 @@ func Unquote(lit []byte) string {
 			b = append(b, inner[i])
 		}
 	}
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	return fixUTF8(b)
+	return string(ValidUTF8(b))
 }
 
-// fixUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.
-func fixUTF8(b []byte) string {
+// ValidUTF8 returns b with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as encoding/json does to strings; b itself, not a
+// copy, when it is valid. Outside its strings JSON is ASCII, so cleaned
+// JSON is still JSON.
+func ValidUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
 	out := make([]byte, 0, len(b)+8)
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
@@ -322,7 +322,7 @@ func fixUTF8(b []byte) string {
 		}
 		b = b[size:]
 	}
-	return string(out)
+	return out
 }
 
 func hex4(h []byte) rune {
