@@ -735,10 +735,9 @@ func (ss *session) startCall(req request, rc *reqContext, b *batch) *call {
 	// waits on its own goroutine (see run), so cancellations, pings and
 	// lists still get through. Only with the line full too does the
 	// reader wait, which pushes back on the client.
-	switch {
-	case req.Method == "subscriptions/listen":
-		c.listen, c.running = true, true
-	default:
+	if req.Method == "subscriptions/listen" {
+		c.listen, c.running = true, true // bounded by maxListens instead
+	} else {
 		select {
 		case ss.sem <- struct{}{}:
 			c.running = true
