@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bufio"
 	"unicode/utf8"
 )
 
@@ -64,4 +65,87 @@ func appendString[T string | []byte](buf []byte, s T) []byte {
 	}
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
+}
+
+// writeString writes s as a JSON string, exactly as appendString would,
+// escaping it a piece at a time through scratch, which it returns for
+// reuse: a large string is never copied whole. Pieces end where a
+// character starts, so none is split.
+func writeString(w *bufio.Writer, s string, scratch []byte) []byte {
+	w.WriteByte('"')
+	for len(s) > 0 {
+		n := min(len(s), 16<<10)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		scratch = appendString(scratch[:0], s[:n])
+		w.Write(scratch[1 : len(scratch)-1])
+		s = s[n:]
+	}
+	w.WriteByte('"')
+	return scratch
+}
+
+// bigPart is the size from which jsonOut keeps a text or a raw value as
+// a part of its own instead of copying it into the buffer.
+const bigPart = 32 << 10
+
+// jsonOut is where an encoder writes: buf, and, when parts is set, large
+// texts and raw values as parts of their own, so a response carrying a
+// large result is written without a line of its whole size (parts).
+type jsonOut struct {
+	buf   []byte
+	parts *respParts
+}
+
+// str writes s as a JSON string.
+func (o *jsonOut) str(s string) {
+	if o.parts == nil || len(s) < bigPart {
+		o.buf = appendString(o.buf, s)
+		return
+	}
+	o.cut()
+	o.parts.segs = append(o.parts.segs, respSeg{str: s, isStr: true})
+}
+
+// raw writes b, JSON already, as it is.
+func (o *jsonOut) raw(b []byte) {
+	if o.parts == nil || len(b) < bigPart {
+		o.buf = append(o.buf, b...)
+		return
+	}
+	o.cut()
+	o.parts.segs = append(o.parts.segs, respSeg{raw: b})
+}
+
+// cut ends the buffered part.
+func (o *jsonOut) cut() {
+	if len(o.buf) > 0 {
+		o.parts.segs = append(o.parts.segs, respSeg{raw: o.buf})
+	}
+	o.buf = nil
+}
+
+// respParts is a response line in parts: raw bytes, shared with the
+// result they came from, and strings the writer escapes as it writes.
+type respParts struct {
+	segs []respSeg
+}
+
+type respSeg struct {
+	raw   []byte
+	str   string
+	isStr bool
+}
+
+// writeTo writes the line and its newline; scratch is writeString's.
+func (p *respParts) writeTo(w *bufio.Writer, scratch []byte) ([]byte, error) {
+	for _, sg := range p.segs {
+		if sg.isStr {
+			scratch = writeString(w, sg.str, scratch)
+		} else {
+			w.Write(sg.raw)
+		}
+	}
+	return scratch, w.WriteByte('\n') // a bufio.Writer's error sticks: this reports any
 }

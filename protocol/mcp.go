@@ -232,26 +232,34 @@ func TextResult(text string, isError bool) *CallToolResult {
 }
 
 func (r *CallToolResult) appendJSON(buf []byte, s shape) []byte {
-	buf = append(buf, `{"content":[`...)
+	o := jsonOut{buf: buf}
+	r.encode(&o, s)
+	return o.buf
+}
+
+// encode writes the result to o: into one buffer, or with its large
+// texts and structured content as parts of their own (see jsonOut).
+func (r *CallToolResult) encode(o *jsonOut, s shape) {
+	o.buf = append(o.buf, `{"content":[`...)
 	for i, c := range r.Content {
 		if i > 0 {
-			buf = append(buf, ',')
+			o.buf = append(o.buf, ',')
 		}
-		buf = append(buf, `{"type":`...)
-		buf = appendString(buf, c.Type)
-		buf = append(buf, `,"text":`...)
-		buf = appendString(buf, c.Text)
-		buf = append(buf, '}')
+		o.buf = append(o.buf, `{"type":`...)
+		o.buf = appendString(o.buf, c.Type)
+		o.buf = append(o.buf, `,"text":`...)
+		o.str(c.Text)
+		o.buf = append(o.buf, '}')
 	}
-	buf = append(buf, ']')
+	o.buf = append(o.buf, ']')
 	if len(r.StructuredContent) > 0 && s&shapeStructured != 0 {
-		buf = append(buf, `,"structuredContent":`...)
-		buf = append(buf, r.StructuredContent...)
+		o.buf = append(o.buf, `,"structuredContent":`...)
+		o.raw(r.StructuredContent)
 	}
 	if r.IsError {
-		buf = append(buf, `,"isError":true`...)
+		o.buf = append(o.buf, `,"isError":true`...)
 	}
-	return append(buf, '}')
+	o.buf = append(o.buf, '}')
 }
 
 // CallToolRequest is what the bridge passes to a ToolProvider.

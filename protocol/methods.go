@@ -376,17 +376,18 @@ func decodeCursor(c string) (generation uint64, offset int, err error) {
 }
 
 // callTool answers tools/call. Unlike other handlers it returns the whole
-// response line, not just the result.
-func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([]byte, error) {
+// response: a line, or, for a large result when inParts is set, the line
+// in parts.
+func (ss *session) callTool(ctx context.Context, rc *reqContext, req request, inParts bool) ([]byte, *respParts, error) {
 	if rc.p.Name == nil || *rc.p.Name == "" {
-		return nil, fmt.Errorf(`%w: tools/call: "name" is required`, ErrInvalidParams)
+		return nil, nil, fmt.Errorf(`%w: tools/call: "name" is required`, ErrInvalidParams)
 	}
 	args := rc.p.Arguments
 	if a := bytes.TrimSpace(args); len(a) > 0 {
 		if bytes.Equal(a, []byte("null")) {
 			args = nil
 		} else if a[0] != '{' {
-			return nil, fmt.Errorf(`%w: tools/call: "arguments" must be an object`, ErrInvalidParams)
+			return nil, nil, fmt.Errorf(`%w: tools/call: "arguments" must be an object`, ErrInvalidParams)
 		}
 	}
 	if rc.p.Meta != nil && isProgressToken(rc.p.Meta.ProgressToken) {
@@ -396,22 +397,34 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request) ([
 	start := time.Now()
 	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: *rc.p.Name, Arguments: args, ProtocolVersion: rc.version})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ss.log.Debug().Str("tool", *rc.p.Name).Dur("dur", time.Since(start)).Bool("is_error", res.IsError).Msg("tool call")
 	// The result is written straight into the response line: a large
-	// payload is copied once, not once per layer.
+	// payload is copied once, not once per layer. A large result, when
+	// parts are welcome, is not copied at all: the line is written in
+	// parts, its texts escaped as they are written.
 	size := 128 + len(req.ID) + len(res.StructuredContent)
 	for _, c := range res.Content {
 		size += len(c.Text) + len(c.Text)/8 + 32 // escaping headroom
 	}
-	buf := newLine(size)
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = append(buf, req.ID...)
-	buf = append(buf, `,"result":`...)
-	buf = res.appendJSON(buf, rc.shape)
-	buf = ss.appendModernTail(buf[:len(buf)-1], rc)
-	return append(buf, "}}"...), nil
+	o := jsonOut{}
+	if inParts && size >= bigPart {
+		o.parts = &respParts{}
+	} else {
+		o.buf = newLine(size)
+	}
+	o.buf = append(o.buf, `{"jsonrpc":"2.0","id":`...)
+	o.buf = append(o.buf, req.ID...)
+	o.buf = append(o.buf, `,"result":`...)
+	res.encode(&o, rc.shape)
+	o.buf = ss.appendModernTail(o.buf[:len(o.buf)-1], rc)
+	o.buf = append(o.buf, "}}"...)
+	if o.parts != nil {
+		o.cut()
+		return nil, o.parts, nil
+	}
+	return o.buf, nil, nil
 }
 
 // isProgressToken reports whether a _meta.progressToken can be echoed in

@@ -321,50 +321,17 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 	return nil
 }
 
-// Large response lines (big tool results) are reused once written instead
-// of left to the collector: a client fetching large results again and
-// again would otherwise grow the heap by their size each time until the
-// next collection. A few are kept, each at most maxKeptLine bytes, so the
-// memory held stays bounded. (sync.Pool keeps one per processor and can
-// miss a free one, piling up large buffers.) Tool lists need none: they
-// are written from the tool set's cached encodings (listParts).
-const (
-	bigLine     = 32 << 10
-	maxKeptLine = 8 << 20
-)
-
-var bigLines = make(chan []byte, 2)
-
 // newLine returns an empty buffer with room for size bytes and a newline.
-func newLine(size int) []byte {
-	size++ // the writer adds the newline
-	if size >= bigLine {
-		select {
-		case b := <-bigLines:
-			if cap(b) >= size {
-				return b[:0]
-			}
-		default:
-		}
-	}
-	return make([]byte, 0, size)
-}
-
-// putLine offers a written line for reuse.
-func putLine(b []byte) {
-	if cap(b) >= bigLine && cap(b) <= maxKeptLine {
-		select {
-		case bigLines <- b[:0]:
-		default:
-		}
-	}
-}
+// Large tool results need none: they are written in parts (respParts),
+// as tool lists are (listParts), so no line of their size is built.
+func newLine(size int) []byte { return make([]byte, 0, size+1) }
 
 // outMsg is one line for the writer: a line without its newline, or a
 // tool list in parts.
 type outMsg struct {
-	line []byte
-	list *listParts
+	line  []byte
+	list  *listParts
+	parts *respParts
 }
 
 // batchWritesFrom is the number of calls in flight above which the
@@ -376,14 +343,16 @@ const batchWritesFrom = 8
 // writeLoop is the only writer of the stream.
 func (ss *session) writeLoop() {
 	defer close(ss.writerDone)
+	var scratch []byte // escapes the texts of responses in parts
 	write := func(m outMsg) bool {
 		var err error
-		if m.list != nil {
+		switch {
+		case m.list != nil:
 			err = m.list.writeTo(ss.w)
-		} else {
-			b := append(m.line, '\n')
-			_, err = ss.w.Write(b)
-			putLine(b)
+		case m.parts != nil:
+			scratch, err = m.parts.writeTo(ss.w, scratch)
+		default:
+			_, err = ss.w.Write(append(m.line, '\n'))
 		}
 		if err == nil && len(ss.out) == 0 && len(ss.sem) > batchWritesFrom {
 			// Other calls' replies may be ready to run: let them queue
@@ -793,6 +762,7 @@ func (c *call) run() {
 	defer c.release()
 	defer c.cancel()
 	var resp []byte
+	var parts *respParts // the response in parts, instead of resp
 	if !c.running {
 		// In line: wait for a slot, unless cancelled first.
 		select {
@@ -820,7 +790,7 @@ func (c *call) run() {
 			result, err = ss.listen(c.ctx, c.rc, req)
 		} else {
 			var line []byte
-			if line, err = ss.callTool(c.ctx, c.rc, req); err == nil {
+			if line, parts, err = ss.callTool(c.ctx, c.rc, req, c.b == nil); err == nil {
 				resp = line
 				return
 			}
@@ -835,7 +805,11 @@ func (c *call) run() {
 	ss.mu.Unlock()
 	if c.cancelled.Load() {
 		ss.log.Debug().Str("method", req.Method).Msg("request cancelled by client, no response")
-		resp = nil // but a batch still counts it as answered
+		resp, parts = nil, nil // but a batch still counts it as answered
+	}
+	if parts != nil { // never for a batch's call
+		ss.enqueue(outMsg{parts: parts})
+		return
 	}
 	c.respond(resp)
 }

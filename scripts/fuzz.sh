@@ -11,6 +11,7 @@ fuzztime="${FUZZTIME:-30s}"
 targets=(
 	"./protocol FuzzServe"
 	"./protocol FuzzIDFromPrefix"
+	"./protocol FuzzWriteString"
 	"./protocol/jsonscan FuzzValid"
 	"./protocol/jsonscan FuzzDecode"
 	"./protocol/jsonscan FuzzObject"
