@@ -279,7 +279,8 @@ type ToolProvider interface {
 	// CallTool runs a tool. An error means the call could not be routed
 	// (an unknown tool: wrap ErrInvalidParams) and becomes a JSON-RPC error;
 	// anything that goes wrong while running the tool is a result with
-	// IsError set.
+	// IsError set. The result then belongs to the server, which may write
+	// it after CallTool returns: it must not change.
 	CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 }
 
