@@ -412,7 +412,7 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request, in
 	if inParts && size >= bigPart {
 		o.parts = &respParts{}
 	} else {
-		o.buf = newLine(size)
+		o.buf = make([]byte, 0, size+1) // room for the writer's newline
 	}
 	o.buf = append(o.buf, `{"jsonrpc":"2.0","id":`...)
 	o.buf = append(o.buf, req.ID...)

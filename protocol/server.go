@@ -321,13 +321,9 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 	return nil
 }
 
-// newLine returns an empty buffer with room for size bytes and a newline.
-// Large tool results need none: they are written in parts (respParts),
-// as tool lists are (listParts), so no line of their size is built.
-func newLine(size int) []byte { return make([]byte, 0, size+1) }
-
-// outMsg is one line for the writer: a line without its newline, or a
-// tool list in parts.
+// outMsg is one line for the writer: a line without its newline, a tool
+// list in parts, or a large tool result in parts (so no line of their
+// size is built).
 type outMsg struct {
 	line  []byte
 	list  *listParts
