@@ -79,18 +79,24 @@ func (b *bench) runAll() (*results, error) {
 			return nil, err
 		}
 		if concurrent {
-			for _, p := range []struct{ name, args string }{{"sequential call, 100 B", small}, {"sequential call, 64 KiB", large}} {
-				d, err := directSequential(sock, p.args, b.n)
-				if err != nil {
-					return nil, err
-				}
-				br, err := b.bridgeRun(sock, func(c *client) (stats, error) { return c.sequential(p.args, b.n) })
-				if err != nil {
-					return nil, err
-				}
-				d.Name, br.Name = p.name, p.name
-				res.Rows = append(res.Rows, row{Direct: &d, Bridge: br})
+			// The 100 B row has a floor row: what any process between
+			// client and backend costs here (see serveRelay).
+			relay, err := relayCmd(sock)
+			if err != nil {
+				return nil, err
 			}
+			d, through, err := sequentialRows(sock, small, b.n, b.bridgeCmd(sock), relay)
+			if err != nil {
+				return nil, err
+			}
+			d.Name, through[0].Name, through[1].Name = "sequential call, 100 B", "sequential call, 100 B", "sequential call, 100 B, do-nothing relay"
+			res.Rows = append(res.Rows, row{Direct: &d, Bridge: through[0]}, row{Direct: &d, Bridge: through[1]})
+			dl, through, err := sequentialRows(sock, large, b.n, b.bridgeCmd(sock))
+			if err != nil {
+				return nil, err
+			}
+			dl.Name, through[0].Name = "sequential call, 64 KiB", "sequential call, 64 KiB"
+			res.Rows = append(res.Rows, row{Direct: &dl, Bridge: through[0]})
 		}
 		name := "pipelined ×64, " + mode
 		conns := 1
@@ -101,7 +107,7 @@ func (b *bench) runAll() (*results, error) {
 		if err != nil {
 			return nil, err
 		}
-		br, err := b.bridgeRun(sock, func(c *client) (stats, error) { return c.pipelinedCalls(small, b.pipelined) })
+		br, err := bridgeRun(b.bridgeCmd(sock), func(c *client) (stats, error) { return c.pipelinedCalls(small, b.pipelined) })
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +122,7 @@ func (b *bench) runAll() (*results, error) {
 		return nil, err
 	}
 	defer be.close()
-	list, err := b.bridgeRun(sock, func(c *client) (stats, error) { return c.toolsList(200, b.tools+1) })
+	list, err := bridgeRun(b.bridgeCmd(sock), func(c *client) (stats, error) { return c.toolsList(200, b.tools+1) })
 	if err != nil {
 		return nil, err
 	}
@@ -162,35 +168,113 @@ func spawnBackend(sock string, concurrent bool) (*backendProc, error) {
 
 // bridgeRun starts a bridge, runs measure with a client of it, stops it
 // and adds its CPU time per call and peak RSS.
-func (b *bench) bridgeRun(sock string, measure func(*client) (stats, error)) (stats, error) {
-	c, err := startClient(b.bridge, sock, b.manifests)
+func bridgeRun(argv []string, measure func(*client) (stats, error)) (stats, error) {
+	c, err := ready(argv)
 	if err != nil {
-		return stats{}, err
-	}
-	if _, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`); err != nil {
-		return stats{}, err
-	}
-	// The manifests load in the background after initialize; a tools/list
-	// waits for them, so the load's CPU time is not counted as the calls'.
-	if _, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`); err != nil {
 		return stats{}, err
 	}
 	before, _ := cpuTime(c.cmd.Process.Pid)
 	s, err := measure(c)
+	if ferr := c.finish(&s, before); err == nil {
+		err = ferr
+	}
+	return s, err
+}
+
+// ready starts argv and returns a client once it serves.
+func ready(argv []string) (*client, error) {
+	c, err := startClient(argv)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`); err != nil {
+		c.close()
+		return nil, err
+	}
+	// The manifests load in the background after initialize; a tools/list
+	// waits for them, so the load's CPU time is not counted as the calls'.
+	if _, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// finish stops the process and adds to s its CPU time per call since
+// cpu0 and its peak RSS.
+func (c *client) finish(s *stats, cpu0 time.Duration) error {
 	after, _ := cpuTime(c.cmd.Process.Pid)
-	hwm, hwmErr := peakRSS(c.cmd.Process.Pid)
-	cerr := c.close()
-	if err == nil {
+	hwm, err := peakRSS(c.cmd.Process.Pid)
+	if cerr := c.close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = hwmErr
-	}
-	if s.Calls > 0 && after > before {
-		s.CPUusCall = float64((after - before).Microseconds()) / float64(s.Calls)
+	if s.Calls > 0 && after > cpu0 {
+		s.CPUusCall = float64((after - cpu0).Microseconds()) / float64(s.Calls)
 	}
 	s.MaxRSSMiB = float64(hwm) / 1024
-	return s, err
+	return err
+}
+
+// rounds is how many turns the sequential measurements take.
+const rounds = 10
+
+// sequentialRows measures sequential calls with args made directly and
+// through each of the processes argvs start, in rounds that take turns,
+// so that the machine's drift (its speed varies by a third within
+// minutes) falls on every row alike.
+func sequentialRows(sock, args string, n int, argvs ...[]string) (direct stats, through []stats, err error) {
+	d, err := dialDirect(sock)
+	if err != nil {
+		return stats{}, nil, err
+	}
+	defer d.close()
+	clients := make([]*client, len(argvs))
+	cpu0 := make([]time.Duration, len(argvs))
+	defer func() {
+		for _, c := range clients {
+			if c != nil {
+				c.close()
+			}
+		}
+	}()
+	for i, argv := range argvs {
+		if clients[i], err = ready(argv); err != nil {
+			return stats{}, nil, err
+		}
+		cpu0[i], _ = cpuTime(clients[i].cmd.Process.Pid)
+	}
+	var dLat []time.Duration
+	dErrs := 0
+	lat := make([][]time.Duration, len(argvs))
+	errs := make([]int, len(argvs))
+	for r := range rounds {
+		per := n / rounds
+		if r == 0 {
+			per += n % rounds
+		}
+		e, err := d.sequential(args, per, &dLat)
+		if err != nil {
+			return stats{}, nil, err
+		}
+		dErrs += e
+		for i, c := range clients {
+			e, err := c.sequential(args, per, &lat[i])
+			if err != nil {
+				return stats{}, nil, err
+			}
+			errs[i] += e
+		}
+	}
+	for i, c := range clients {
+		s := summarise("", lat[i], errs[i], 0)
+		err := c.finish(&s, cpu0[i])
+		clients[i] = nil
+		if err != nil {
+			return stats{}, nil, err
+		}
+		through = append(through, s)
+	}
+	return summarise("", dLat, dErrs, 0), through, nil
 }
 
 // peakRSS reads a running process's peak resident set (VmHWM, KiB) from
@@ -230,7 +314,7 @@ func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error)
 	var initLat, listLat []time.Duration
 	for range runs {
 		t0 := time.Now()
-		c, err := startClient(b.bridge, sock, b.manifests)
+		c, err := startClient(b.bridgeCmd(sock))
 		if err != nil {
 			return stats{}, stats{}, err
 		}
@@ -276,13 +360,25 @@ type client struct {
 // fails the run instead of hanging it.
 const replyWithin = 2 * time.Minute
 
-func startClient(bridge, sock, manifests string) (*client, error) {
-	args := []string{"--socket", sock, "--manifests", manifests, "--log-level", "error"}
+// bridgeCmd is the command line of a bridge serving sock.
+func (b *bench) bridgeCmd(sock string) []string {
+	args := []string{b.bridge, "--socket", sock, "--manifests", b.manifests, "--log-level", "error"}
 	if p := os.Getenv("BENCH_CPU_PROFILE"); p != "" {
 		profileN++
 		args = append(args, "--cpu-profile", fmt.Sprintf("%s.%d", p, profileN))
 	}
-	cmd := exec.Command(bridge, args...)
+	return args
+}
+
+// relayCmd is the command line of this program as the do-nothing relay
+// to sock (see serveRelay).
+func relayCmd(sock string) ([]string, error) {
+	self, err := os.Executable()
+	return []string{self, "-serve-relay", sock}, err
+}
+
+func startClient(argv []string) (*client, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -383,23 +479,24 @@ func verifyCall(resp []byte, args string) bool {
 		bytes.Contains(resp, []byte(`"structuredContent":{"echo":`+args+`}`))
 }
 
-func (c *client) sequential(args string, n int) (stats, error) {
+// sequential makes n calls one at a time, adding their latencies to lat,
+// and returns how many failed verification.
+func (c *client) sequential(args string, n int, lat *[]time.Duration) (int, error) {
 	c.stdout.SetReadDeadline(time.Now().Add(replyWithin))
-	lat := make([]time.Duration, 0, n)
 	errs := 0
 	request := callLine(args)
 	for range n {
 		t0 := time.Now()
 		resp, err := c.call(request)
 		if err != nil {
-			return stats{}, err
+			return 0, err
 		}
-		lat = append(lat, time.Since(t0))
+		*lat = append(*lat, time.Since(t0))
 		if !verifyCall(resp, args) {
 			errs++
 		}
 	}
-	return summarise("", lat, errs, 0), nil
+	return errs, nil
 }
 
 // pipelinedCalls keeps window calls in flight, as directPipelined does on
@@ -467,31 +564,43 @@ func (c *client) close() error {
 	return c.cmd.Wait()
 }
 
-// directSequential calls the backend itself, one call at a time.
-func directSequential(sock, params string, n int) (stats, error) {
+// direct calls the backend itself, on one connection.
+type direct struct {
+	conn net.Conn
+	r    *bufio.Reader
+	id   int
+}
+
+func dialDirect(sock string) (*direct, error) {
 	conn, err := net.Dial("unix", sock)
 	if err != nil {
-		return stats{}, err
+		return nil, err
 	}
-	defer conn.Close()
-	r := bufio.NewReaderSize(conn, 1<<20)
-	lat := make([]time.Duration, 0, n)
+	return &direct{conn: conn, r: bufio.NewReaderSize(conn, 1<<20)}, nil
+}
+
+func (d *direct) close() { d.conn.Close() }
+
+// sequential makes n calls one at a time, adding their latencies to lat,
+// and returns how many answered with the wrong id.
+func (d *direct) sequential(params string, n int, lat *[]time.Duration) (int, error) {
 	errs := 0
-	for i := range n {
+	for range n {
+		d.id++
 		t0 := time.Now()
-		if _, err := io.WriteString(conn, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"echo","params":`+params+"}\n"); err != nil {
-			return stats{}, err
+		if _, err := io.WriteString(d.conn, `{"jsonrpc":"2.0","id":`+strconv.Itoa(d.id)+`,"method":"echo","params":`+params+"}\n"); err != nil {
+			return 0, err
 		}
-		line, err := r.ReadBytes('\n')
+		line, err := d.r.ReadBytes('\n')
 		if err != nil {
-			return stats{}, err
+			return 0, err
 		}
-		lat = append(lat, time.Since(t0))
-		if !bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,`)) {
+		*lat = append(*lat, time.Since(t0))
+		if !bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(d.id)+`,`)) {
 			errs++
 		}
 	}
-	return summarise("", lat, errs, 0), nil
+	return errs, nil
 }
 
 // directPipelined keeps 64 calls in flight over conns connections.

@@ -25,7 +25,15 @@ func main() {
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	serveBackend := flag.String("serve-backend", "", "internal: run only the fake backend on this socket")
 	concurrent := flag.Bool("concurrent", false, "internal: with -serve-backend, answer pipelined requests concurrently")
+	serveRelayOn := flag.String("serve-relay", "", "internal: run only the do-nothing relay to the backend on this socket")
 	flag.Parse()
+	if *serveRelayOn != "" {
+		if err := serveRelay(*serveRelayOn); err != nil {
+			fmt.Fprintln(os.Stderr, "bench relay:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *serveBackend != "" {
 		// The backend runs in its own process, as a real one does, so
 		// both the direct and the bridged calls cross processes.
