@@ -34,7 +34,10 @@ type stats struct {
 	P99us     float64 `json:"p99_us"`
 	PerSecond float64 `json:"per_second,omitempty"`
 	CPUusCall float64 `json:"cpu_us_per_call,omitempty"`
-	MaxRSSMiB float64 `json:"max_rss_mib,omitempty"`
+	// BackendCPUus is the backend's CPU time per call in the pipelined
+	// rows: how much work the calls' traffic gives it.
+	BackendCPUus float64 `json:"backend_cpu_us_per_call,omitempty"`
+	MaxRSSMiB    float64 `json:"max_rss_mib,omitempty"`
 }
 
 // results pairs each bridge measurement with its direct-socket baseline.
@@ -103,11 +106,15 @@ func (b *bench) runAll() (*results, error) {
 		if !concurrent {
 			conns = 16 // the bridge's default pool size
 		}
-		d, err := directPipelined(sock, small, b.pipelined, conns)
+		var d stats
+		err = be.counting(&d, func() (err error) { d, err = directPipelined(sock, small, b.pipelined, conns); return err })
 		if err != nil {
 			return nil, err
 		}
-		br, err := bridgeRun(b.bridgeCmd(sock), func(c *client) (stats, error) { return c.pipelinedCalls(small, b.pipelined) })
+		br, err := bridgeRun(b.bridgeCmd(sock), func(c *client) (s stats, err error) {
+			err = be.counting(&s, func() (err error) { s, err = c.pipelinedCalls(small, b.pipelined); return err })
+			return s, err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -142,6 +149,20 @@ func (b *bench) runAll() (*results, error) {
 type backendProc struct{ cmd *exec.Cmd }
 
 func (p *backendProc) close() { p.cmd.Process.Kill(); p.cmd.Wait() }
+
+// counting runs measure, which sets *s, and adds the backend's CPU time
+// per call during it.
+func (p *backendProc) counting(s *stats, measure func() error) error {
+	before, _ := cpuTime(p.cmd.Process.Pid)
+	if err := measure(); err != nil {
+		return err
+	}
+	after, _ := cpuTime(p.cmd.Process.Pid)
+	if s.Calls > 0 {
+		s.BackendCPUus = float64((after - before).Microseconds()) / float64(s.Calls)
+	}
+	return nil
+}
 
 // spawnBackend runs this program again as the backend on sock and waits
 // for the socket to appear.

@@ -12,16 +12,20 @@ import (
 
 func printTable(w io.Writer, res *results) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "measurement\tdirect p50 µs\tbridge p50 µs\t+µs\tratio\tdirect p99 µs\tbridge p99 µs\tdirect calls/s\tbridge calls/s\tCPU µs/call\tRSS MiB\terrors\t")
+	fmt.Fprintln(tw, "measurement\tdirect p50 µs\tbridge p50 µs\t+µs\tratio\tdirect p99 µs\tbridge p99 µs\tdirect calls/s\tbridge calls/s\tCPU µs/call\tbackend CPU µs/call\tRSS MiB\terrors\t")
 	for _, r := range res.Rows {
 		b := r.Bridge
 		if r.Direct == nil {
-			fmt.Fprintf(tw, "%s\t-\t%.0f\t-\t-\t-\t%.0f\t-\t-\t%s\t%.1f\t%d\t\n", b.Name, b.P50us, b.P99us, cpu(b), b.MaxRSSMiB, b.Errors)
+			fmt.Fprintf(tw, "%s\t-\t%.0f\t-\t-\t-\t%.0f\t-\t-\t%s\t-\t%.1f\t%d\t\n", b.Name, b.P50us, b.P99us, cpu(b), b.MaxRSSMiB, b.Errors)
 			continue
 		}
 		d := r.Direct
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.2f×\t%.0f\t%.0f\t%s\t%s\t%s\t%.1f\t%d\t\n", b.Name, d.P50us, b.P50us, b.P50us-d.P50us, b.P50us/d.P50us,
-			d.P99us, b.P99us, rate(d.PerSecond), rate(b.PerSecond), cpu(b), b.MaxRSSMiB, d.Errors+b.Errors)
+		backend := "-"
+		if b.BackendCPUus > 0 {
+			backend = fmt.Sprintf("%.1f → %.1f", d.BackendCPUus, b.BackendCPUus)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.2f×\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%d\t\n", b.Name, d.P50us, b.P50us, b.P50us-d.P50us, b.P50us/d.P50us,
+			d.P99us, b.P99us, rate(d.PerSecond), rate(b.PerSecond), cpu(b), backend, b.MaxRSSMiB, d.Errors+b.Errors)
 	}
 	tw.Flush()
 }
