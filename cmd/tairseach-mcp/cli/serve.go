@@ -74,10 +74,9 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		if _, set := e.getenv("GOMAXPROCS"); !set {
 			// Serving is a few µs of work per call between system calls:
 			// one processor does it with less CPU and latency than two,
-			// whose goroutines wake each other's threads (scripts/bench:
-			// CPU per pipelined call 26–28 µs against 29–43, a sequential
-			// call 67–95 µs above the direct one against 101–174). The
-			// first load, CPU-bound and parallel, keeps every processor.
+			// whose goroutines wake each other's threads (see the README's
+			// Performance). The first load, CPU-bound and parallel, keeps
+			// every processor.
 			runtime.GOMAXPROCS(1)
 		}
 		snap := reg.Snapshot()
