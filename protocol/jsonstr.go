@@ -3,17 +3,11 @@ package protocol
 import (
 	"bufio"
 	"unicode/utf8"
+
+	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 )
 
 const hexDigits = "0123456789abcdef"
-
-// safeASCII[c] is true for bytes that go into a JSON string unescaped.
-var safeASCII = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
 // encoding/json does; unlike encoding/json it leaves <, > and & alone, since
@@ -22,12 +16,11 @@ func appendString[T string | []byte](buf []byte, s T) []byte {
 	buf = append(buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i += jsonscan.PlainASCII(s[i:]); i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if safeASCII[c] {
-				i++
-				continue
-			}
 			buf = append(buf, s[start:i]...)
 			switch c {
 			case '"', '\\':

@@ -16,6 +16,7 @@ targets=(
 	"./protocol/jsonscan FuzzDecode"
 	"./protocol/jsonscan FuzzObject"
 	"./protocol/jsonscan FuzzCompact"
+	"./protocol/jsonscan FuzzPlain"
 	"./manifest FuzzParse"
 	"./manifest FuzzSurelyCompiles"
 	"./manifest FuzzSurelyWellFormed"

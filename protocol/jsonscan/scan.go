@@ -169,16 +169,7 @@ func (s *scanner) array(depth int) error {
 func (s *scanner) str() error {
 	s.pos++ // opening quote
 	for {
-		// The fast path: plain bytes.
-		i := s.pos
-		for i < len(s.data) {
-			c := s.data[i]
-			if c == '"' || c == '\\' || c < 0x20 {
-				break
-			}
-			i++
-		}
-		s.pos = i
+		s.pos += plainLen(s.data[s.pos:])
 		if s.pos >= len(s.data) {
 			return s.fail("unexpected end of JSON input in a string")
 		}
