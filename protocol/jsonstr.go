@@ -64,7 +64,7 @@ func appendString[T string | []byte](buf []byte, s T) []byte {
 // escaping it a piece at a time through scratch, which it returns for
 // reuse: a large string is never copied whole. Pieces end where a
 // character starts, so none is split.
-func writeString(w *bufio.Writer, s string, scratch []byte) []byte {
+func writeString[T string | []byte](w *bufio.Writer, s T, scratch []byte) []byte {
 	w.WriteByte('"')
 	for len(s) > 0 {
 		n := min(len(s), 16<<10)
@@ -98,7 +98,17 @@ func (o *jsonOut) str(s string) {
 		return
 	}
 	o.cut()
-	o.parts.segs = append(o.parts.segs, respSeg{str: s, isStr: true})
+	o.parts.segs = append(o.parts.segs, respSeg{str: s, escape: true})
+}
+
+// strBytes writes the text in b as a JSON string.
+func (o *jsonOut) strBytes(b []byte) {
+	if o.parts == nil || len(b) < bigPart {
+		o.buf = appendString(o.buf, b)
+		return
+	}
+	o.cut()
+	o.parts.segs = append(o.parts.segs, respSeg{raw: b, escape: true})
 }
 
 // raw writes b, JSON already, as it is.
@@ -125,19 +135,24 @@ type respParts struct {
 	segs []respSeg
 }
 
+// respSeg is raw, written as it is, or, with escape set, a text (str, or
+// raw when that is not nil) written as a JSON string.
 type respSeg struct {
-	raw   []byte
-	str   string
-	isStr bool
+	raw    []byte
+	str    string
+	escape bool
 }
 
 // writeTo writes the line and its newline; scratch is writeString's.
 func (p *respParts) writeTo(w *bufio.Writer, scratch []byte) ([]byte, error) {
 	for _, sg := range p.segs {
-		if sg.isStr {
-			scratch = writeString(w, sg.str, scratch)
-		} else {
+		switch {
+		case !sg.escape:
 			w.Write(sg.raw)
+		case sg.raw != nil:
+			scratch = writeString(w, sg.raw, scratch)
+		default:
+			scratch = writeString(w, sg.str, scratch)
 		}
 	}
 	return scratch, w.WriteByte('\n') // a bufio.Writer's error sticks: this reports any

@@ -213,8 +213,39 @@ func (ts *ToolSet) Equal(other *ToolSet) bool {
 
 // Content is one content block of a tool result. Only text blocks are produced.
 type Content struct {
-	Type string `json:"type"` // "text"
-	Text string `json:"text"`
+	Type string // "text"
+	Text string
+	// TextBytes, when not nil, is the text instead of Text: a tool's
+	// result can then be its own text content and its structured content
+	// at once, one buffer and no copy. It must not change once returned.
+	TextBytes []byte
+}
+
+// TextString returns the text, from Text or TextBytes.
+func (c *Content) TextString() string {
+	if c.TextBytes != nil {
+		return string(c.TextBytes)
+	}
+	return c.Text
+}
+
+// MarshalJSON encodes the content as MCP does: {"type":…,"text":…}.
+func (c Content) MarshalJSON() ([]byte, error) {
+	o := jsonOut{}
+	c.encode(&o)
+	return o.buf, nil
+}
+
+func (c *Content) encode(o *jsonOut) {
+	o.buf = append(o.buf, `{"type":`...)
+	o.buf = appendString(o.buf, c.Type)
+	o.buf = append(o.buf, `,"text":`...)
+	if c.TextBytes != nil {
+		o.strBytes(c.TextBytes)
+	} else {
+		o.str(c.Text)
+	}
+	o.buf = append(o.buf, '}')
 }
 
 // CallToolResult is the outcome of running a tool.
@@ -241,15 +272,11 @@ func (r *CallToolResult) appendJSON(buf []byte, s shape) []byte {
 // texts and structured content as parts of their own (see jsonOut).
 func (r *CallToolResult) encode(o *jsonOut, s shape) {
 	o.buf = append(o.buf, `{"content":[`...)
-	for i, c := range r.Content {
+	for i := range r.Content {
 		if i > 0 {
 			o.buf = append(o.buf, ',')
 		}
-		o.buf = append(o.buf, `{"type":`...)
-		o.buf = appendString(o.buf, c.Type)
-		o.buf = append(o.buf, `,"text":`...)
-		o.str(c.Text)
-		o.buf = append(o.buf, '}')
+		r.Content[i].encode(o)
 	}
 	o.buf = append(o.buf, ']')
 	if len(r.StructuredContent) > 0 && s&shapeStructured != 0 {

@@ -406,7 +406,8 @@ func (ss *session) callTool(ctx context.Context, rc *reqContext, req request, in
 	// parts, its texts escaped as they are written.
 	size := 128 + len(req.ID) + len(res.StructuredContent)
 	for _, c := range res.Content {
-		size += len(c.Text) + len(c.Text)/8 + 32 // escaping headroom
+		n := len(c.Text) + len(c.TextBytes)
+		size += n + n/8 + 32 // escaping headroom
 	}
 	o := jsonOut{}
 	if inParts && size >= bigPart {

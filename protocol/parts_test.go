@@ -31,11 +31,13 @@ func TestAResultInPartsIsTheSameLine(t *testing.T) {
 	big := strings.Repeat(`x"é\n`, 20<<10) + "\xff"
 	structured := json.RawMessage(`{"s":"` + strings.Repeat("y", 40<<10) + `"}`)
 	for name, res := range map[string]*CallToolResult{
-		"large text":                {Content: []Content{{Type: "text", Text: big}}},
-		"large structured":          {Content: []Content{{Type: "text", Text: "ok"}}, StructuredContent: structured},
-		"both, and an error":        {Content: []Content{{Type: "text", Text: big}}, StructuredContent: structured, IsError: true},
-		"two texts, one large":      {Content: []Content{{Type: "text", Text: "a"}, {Type: "text", Text: big}}},
-		"small, in one part anyway": {Content: []Content{{Type: "text", Text: "small"}}},
+		"large text":                             {Content: []Content{{Type: "text", Text: big}}},
+		"large structured":                       {Content: []Content{{Type: "text", Text: "ok"}}, StructuredContent: structured},
+		"both, and an error":                     {Content: []Content{{Type: "text", Text: big}}, StructuredContent: structured, IsError: true},
+		"two texts, one large":                   {Content: []Content{{Type: "text", Text: "a"}, {Type: "text", Text: big}}},
+		"small, in one part anyway":              {Content: []Content{{Type: "text", Text: "small"}}},
+		"the structured content as its own text": {Content: []Content{{Type: "text", TextBytes: structured}}, StructuredContent: structured},
+		"small text bytes":                       {Content: []Content{{Type: "text", TextBytes: []byte(`{"a":"é\n"}`)}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, sh := range []shape{shapeOf(Version20241105), shapeOf(Version20251125)} {
@@ -53,11 +55,29 @@ func TestAResultInPartsIsTheSameLine(t *testing.T) {
 					t.Errorf("in parts:\n%.200s\nwant:\n%.200s", got, want)
 				}
 				for _, sg := range o.parts.segs {
-					if !sg.isStr && len(sg.raw) >= bigPart && &sg.raw[0] != &structured[0] {
+					if len(sg.raw) >= bigPart && &sg.raw[0] != &structured[0] {
 						t.Error("a large raw part was copied")
 					}
 				}
 			}
 		})
+	}
+}
+
+// A text given as bytes reads and encodes as the same text given as a string.
+func TestContentTextBytes(t *testing.T) {
+	text := `{"note":"é \"quoted\"\n"}`
+	byString, byBytes := Content{Type: "text", Text: text}, Content{Type: "text", TextBytes: []byte(text)}
+	if byBytes.TextString() != text || byString.TextString() != text {
+		t.Errorf("TextString: %q, %q", byBytes.TextString(), byString.TextString())
+	}
+	a, err1 := json.Marshal(byString)
+	b, err2 := json.Marshal(byBytes)
+	if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+		t.Fatalf("%s (%v) against %s (%v)", a, err1, b, err2)
+	}
+	var back struct{ Type, Text string }
+	if err := json.Unmarshal(b, &back); err != nil || back.Type != "text" || back.Text != text {
+		t.Errorf("decoded %+v, %v", back, err)
 	}
 }

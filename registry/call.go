@@ -163,7 +163,9 @@ func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Sch
 				e.Name, detail), true), outcomeContractBroken
 		}
 	}
-	res := &protocol.CallToolResult{Content: []protocol.Content{{Type: "text", Text: string(result)}}}
+	// The result is its own text, shared rather than copied: a large one
+	// would otherwise be held twice until written.
+	res := &protocol.CallToolResult{Content: []protocol.Content{{Type: "text", TextBytes: result}}}
 	if isObject {
 		res.StructuredContent = result
 	}

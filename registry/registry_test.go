@@ -141,7 +141,7 @@ func call(t *testing.T, r *Registry, name, args string) *protocol.CallToolResult
 func resultText(r *protocol.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
-		b.WriteString(c.Text)
+		b.WriteString(c.TextString())
 	}
 	return b.String()
 }
@@ -482,7 +482,7 @@ func TestATimedCallerGetsTheCallTimeout(t *testing.T) {
 	if be.timeout != 3*time.Second {
 		t.Errorf("timeout given = %v, want 3s", be.timeout)
 	}
-	if !res.IsError || !strings.Contains(res.Content[0].Text, "did not answer notes.any within 3s") {
+	if !res.IsError || !strings.Contains(res.Content[0].TextString(), "did not answer notes.any within 3s") {
 		t.Errorf("result = %+v, want the timeout message", res)
 	}
 }

@@ -80,7 +80,7 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 			w = e.stderr
 		}
 		for _, c := range res.Content {
-			fmt.Fprintln(w, prettyJSON(c.Text))
+			fmt.Fprintln(w, prettyJSON(c.TextString()))
 		}
 	}
 	if res.IsError {
