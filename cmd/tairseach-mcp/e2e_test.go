@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -557,32 +556,34 @@ func TestBadManifestIsSkippedOthersServe(t *testing.T) {
 	}
 }
 
-func TestSIGTERMFinishesCallsInFlight(t *testing.T) {
-	be := backend(t)
-	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
-	cmd := bridgeCmd(dir, be.Path)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+// SIGTERM (a client ending the session), SIGINT (Ctrl-C) and SIGHUP (a
+// closed terminal) end it gracefully: the call in flight is answered.
+func TestSignalsFinishCallsInFlight(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			be := backend(t)
+			dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+			cmd := bridgeCmd(dir, be.Path)
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_notes_slow","arguments":{}}}`+"\n")
+			waitFor(t, func() bool { return countMethod(be, "debug.sleep") == 1 })
+			cmd.Process.Signal(sig)
+			var lines []string
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines = append(lines, sc.Text())
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("exit: %v", err)
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], "slept") {
+				t.Errorf("stdout = %q, want the slow call's response", lines)
+			}
+			stdin.Close()
+		})
 	}
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_notes_slow","arguments":{}}}`+"\n")
-	waitFor(t, func() bool { return countMethod(be, "debug.sleep") == 1 })
-	cmd.Process.Signal(syscall.SIGTERM)
-	var mu sync.Mutex
-	var lines []string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		mu.Lock()
-		lines = append(lines, sc.Text())
-		mu.Unlock()
-	}
-	err := cmd.Wait()
-	if err != nil {
-		t.Errorf("exit: %v", err)
-	}
-	if len(lines) != 1 || !strings.Contains(lines[0], "slept") {
-		t.Errorf("stdout = %q, want the slow call's response", lines)
-	}
-	stdin.Close()
 }

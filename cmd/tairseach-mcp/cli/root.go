@@ -33,7 +33,9 @@ type env struct {
 // Main runs the command line with the process's arguments and streams and
 // returns the exit status.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A client ends the session with SIGTERM, a person with Ctrl-C or by
+	// closing the terminal: each ends it gracefully (see Server.Serve).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.LookupEnv}
 	return run(ctx, e, os.Args[1:])

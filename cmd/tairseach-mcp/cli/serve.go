@@ -59,6 +59,13 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	reg := newRegistry(opts, backend, &log, srv)
 	srv.Tools = reg
 
+	in, pollable := e.stdin, false
+	if f, ok := in.(*os.File); ok {
+		var done func()
+		in, done, pollable = pollableInput(f)
+		defer done()
+	}
+
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	wg.Add(1)
@@ -71,12 +78,13 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		case <-watchCtx.Done():
 			return
 		}
-		if _, set := e.getenv("GOMAXPROCS"); !set {
+		if _, set := e.getenv("GOMAXPROCS"); !set && pollable {
 			// Serving is a few µs of work per call between system calls:
 			// one processor does it with less CPU and latency than two,
 			// whose goroutines wake each other's threads (see the README's
-			// Performance). The first load, CPU-bound and parallel, keeps
-			// every processor.
+			// Performance). Not with a blocking stdin, whose read would
+			// hold the one processor; and the first load, CPU-bound and
+			// parallel, keeps every processor.
 			runtime.GOMAXPROCS(1)
 		}
 		snap := reg.Snapshot()
@@ -98,12 +106,6 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	}
 	if f, ok := e.stdout.(*os.File); ok {
 		growPipe(f)
-	}
-	in := e.stdin
-	if f, ok := in.(*os.File); ok {
-		var restore func()
-		in, restore = pollableInput(f)
-		defer restore()
 	}
 	err := srv.Serve(ctx, in, e.stdout)
 	stopWatch()

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !linux
 
 package cli
 
@@ -7,5 +7,9 @@ import (
 	"os"
 )
 
-// pollableInput returns f as it is where it cannot be made pollable.
-func pollableInput(f *os.File) (io.Reader, func()) { return f, func() {} }
+// pollableInput returns f as it is: only Linux can give the bridge a
+// description of its own for a pipe it inherited (see stdio_linux.go),
+// and making a shared one non-blocking would reach whoever shares it.
+func pollableInput(f *os.File) (in io.Reader, done func(), pollable bool) {
+	return f, func() {}, false
+}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// nonblocking reads f's flags without f.Fd, which would change them.
+func nonblocking(t *testing.T, f *os.File) bool {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fl int
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { fl, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || ferr != nil {
+		t.Fatal(err, ferr)
+	}
+	return fl&unix.O_NONBLOCK != 0
+}
+
+func TestPollableInputPipeHasADescriptionOfItsOwn(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	// A pipe from os.Pipe is non-blocking already; an inherited stdin is not.
+	if err := unix.SetNonblock(int(r.Fd()), false); err != nil {
+		t.Fatal(err)
+	}
+	in, done, pollable := pollableInput(r)
+	if !pollable || in == io.Reader(r) {
+		t.Fatal("a pipe was not made pollable")
+	}
+	if nonblocking(t, r) {
+		t.Error("the inherited description was made non-blocking")
+	}
+	w.WriteString("first\n")
+	buf := make([]byte, 16)
+	if n, err := in.Read(buf); err != nil || string(buf[:n]) != "first\n" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+
+	// A read waiting for input ends when done closes the reader.
+	waiting := make(chan error, 1)
+	go func() { _, err := in.Read(buf); waiting <- err }()
+	done()
+	if err := <-waiting; err == nil {
+		t.Error("a waiting read returned no error after done")
+	}
+	// The inherited descriptor is still open and reads as before.
+	w.WriteString("second\n")
+	if n, err := r.Read(buf); err != nil || string(buf[:n]) != "second\n" {
+		t.Fatalf("inherited read %q, %v", buf[:n], err)
+	}
+}
+
+func TestPollableInputLeavesOtherInputsAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	// One socket as stdin and stdout, as inetd and socat give: its
+	// description must not turn non-blocking under os.Stdout.
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, peer := os.NewFile(uintptr(fds[0]), "sock"), os.NewFile(uintptr(fds[1]), "peer")
+	defer sock.Close()
+	defer peer.Close()
+	for name, f := range map[string]*os.File{"regular file": file, "socket": sock} {
+		before := nonblocking(t, f)
+		in, done, pollable := pollableInput(f)
+		done()
+		if pollable || in != io.Reader(f) || nonblocking(t, f) != before {
+			t.Errorf("%s: changed (pollable %v)", name, pollable)
+		}
+	}
+}
