@@ -43,6 +43,17 @@ if [[ -t 1 ]]; then bold=$'\033[1m' red=$'\033[31m' green=$'\033[32m' plain=$'\0
 say() { printf '%s== %s%s\n' "$bold" "$*" "$plain"; }
 die() { printf '%sinterop: %s%s\n' "$red" "$*" "$plain" >&2; exit 1; }
 
+# npm_retry runs npm up to three times: the npm registry is the only network
+# the tests need, and one dropped connection should not fail them.
+npm_retry() {
+	local n
+	for n in 1 2 3; do
+		npm --fetch-retries=4 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=20000 "$@" && return 0
+		[[ $n -lt 3 ]] && say "npm $1 failed (attempt $n of 3); trying again" && sleep $((n * 5))
+	done
+	return 1
+}
+
 work="$(mktemp -d "${TMPDIR:-/tmp}/tsi.XXXXXX")"
 pids=()
 cleanup() {
@@ -55,6 +66,7 @@ cleanup() {
 	done
 	rm -rf "$work"
 }
+
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -131,7 +143,7 @@ find_node() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	printf '{\n  "private": true,\n  "dependencies": { "%s": "%s" }\n}\n' "$pkg" "$NODE_VERSION" >"$dir/package.json"
-	(cd "$dir" && npm install --no-audit --no-fund --ignore-scripts --loglevel=error) ||
+	(cd "$dir" && npm_retry install --no-audit --no-fund --ignore-scripts --loglevel=error) ||
 		die "could not install $pkg@$NODE_VERSION from the npm registry"
 	[[ "$("$node" -v 2>/dev/null)" == "v$NODE_VERSION" ]] ||
 		die "$node does not report v$NODE_VERSION (it says: $("$node" -v 2>&1 || true))"
@@ -159,7 +171,7 @@ if [[ ! -d "$pkgdir/node_modules" || "$(cat "$pkgdir/.lock-hash" 2>/dev/null || 
 	# npm itself runs on the Node 22 installed above (npm's launcher runs the
 	# first node on PATH). Install scripts are not needed: the only one (the
 	# Inspector's) does nothing when it is installed as a dependency.
-	(cd "$pkgdir" && PATH="$node_bin:$PATH" npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) ||
+	(cd "$pkgdir" && PATH="$node_bin:$PATH" npm_retry ci --no-audit --no-fund --ignore-scripts --loglevel=error) ||
 		die "npm ci failed in .cache/interop (the npm registry is needed the first time)"
 	printf '%s\n' "$lock_hash" >"$pkgdir/.lock-hash"
 fi
