@@ -397,11 +397,12 @@ func Object(data []byte, f func(rawKey, value []byte) error) error {
 	return nil
 }
 
-// Name returns the text of a raw key literal as Object passes it, without
-// copying when it holds no escape.
+// Name returns the text of a raw key literal as Object passes it, as
+// encoding/json decodes it (invalid UTF-8 becomes U+FFFD), without
+// copying when it holds no escape and is valid UTF-8.
 func Name(rawKey []byte) []byte {
 	if inner := rawKey[1 : len(rawKey)-1]; bytes.IndexByte(inner, '\\') < 0 {
-		return inner
+		return ValidUTF8(inner)
 	}
 	return []byte(Unquote(rawKey))
 }
