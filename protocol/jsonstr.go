@@ -91,24 +91,18 @@ type jsonOut struct {
 	parts *respParts
 }
 
-// str writes s as a JSON string.
-func (o *jsonOut) str(s string) {
-	if o.parts == nil || len(s) < bigPart {
-		o.buf = appendString(o.buf, s)
+// text writes a text as a JSON string: b, or s when b is nil.
+func (o *jsonOut) text(s string, b []byte) {
+	if o.parts == nil || len(s)+len(b) < bigPart {
+		if b != nil {
+			o.buf = appendString(o.buf, b)
+		} else {
+			o.buf = appendString(o.buf, s)
+		}
 		return
 	}
 	o.cut()
-	o.parts.segs = append(o.parts.segs, respSeg{str: s, escape: true})
-}
-
-// strBytes writes the text in b as a JSON string.
-func (o *jsonOut) strBytes(b []byte) {
-	if o.parts == nil || len(b) < bigPart {
-		o.buf = appendString(o.buf, b)
-		return
-	}
-	o.cut()
-	o.parts.segs = append(o.parts.segs, respSeg{raw: b, escape: true})
+	o.parts.segs = append(o.parts.segs, respSeg{raw: b, str: s, escape: true})
 }
 
 // raw writes b, JSON already, as it is.

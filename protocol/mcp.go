@@ -240,11 +240,7 @@ func (c *Content) encode(o *jsonOut) {
 	o.buf = append(o.buf, `{"type":`...)
 	o.buf = appendString(o.buf, c.Type)
 	o.buf = append(o.buf, `,"text":`...)
-	if c.TextBytes != nil {
-		o.strBytes(c.TextBytes)
-	} else {
-		o.str(c.Text)
-	}
+	o.text(c.Text, c.TextBytes)
 	o.buf = append(o.buf, '}')
 }
 
