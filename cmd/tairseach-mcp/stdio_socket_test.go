@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // inetd, systemd's socket activation and socat start a server with one
@@ -63,5 +65,96 @@ func TestOneSocketAsStdinAndStdout(t *testing.T) {
 	syscall.Shutdown(fds[0], syscall.SHUT_WR) // end of input
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("bridge: %v; stderr:\n%s", err, stderr.String())
+	}
+}
+
+// Clients start the bridge with pipes (Go's os/exec, Python) or with a
+// socket for stdin and another for stdout (Node's child_process, so
+// Claude Desktop and the Inspector). Either way it must serve from one
+// processor with stdin in the poller, and leave the description of the
+// stdin it inherited as it found it: a wrapper that started the bridge
+// may share it.
+func TestStdinAsClientsGiveIt(t *testing.T) {
+	be := backend(t)
+	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+	pair := func() (mine, theirs *os.File) {
+		// Close-on-exec, or the bridge would hold its own input open.
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return os.NewFile(uintptr(fds[0]), "mine"), os.NewFile(uintptr(fds[1]), "theirs")
+	}
+	for _, kind := range []string{"pipes", "sockets"} {
+		t.Run(kind, func(t *testing.T) {
+			var inW, inR, outR, outW *os.File
+			var err error
+			if kind == "pipes" {
+				if inR, inW, err = os.Pipe(); err != nil {
+					t.Fatal(err)
+				}
+				if outR, outW, err = os.Pipe(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				inW, inR = pair()
+				outR, outW = pair()
+			}
+			defer inW.Close()
+			defer inR.Close() // kept open, as a wrapper process would
+			defer outR.Close()
+			cmd := bridgeCmd(dir, be.Path, "--no-watch", "--log-level", "info")
+			cmd.Stdin, cmd.Stdout = inR, outW // os/exec hands them over blocking
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			outW.Close()
+
+			fmt.Fprint(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+			fmt.Fprint(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n")
+			for i := 2; i < 12; i++ {
+				fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":"n%d"}}}`+"\n", i, i)
+			}
+			outR.SetReadDeadline(time.Now().Add(20 * time.Second))
+			r := bufio.NewReader(outR)
+			got := map[int]string{}
+			for range 12 {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					t.Fatalf("after %d responses: %v; stderr:\n%s", len(got), err, stderr.String())
+				}
+				var id int
+				if _, err := fmt.Sscanf(line, `{"jsonrpc":"2.0","id":%d,"result":`, &id); err != nil || got[id] != "" {
+					t.Fatalf("unexpected response: %.200s", line)
+				}
+				got[id] = line
+			}
+			for i := 2; i < 12; i++ {
+				if !strings.Contains(got[i], fmt.Sprintf(`"title":"n%d"`, i)) {
+					t.Errorf("response %d: %.200s", i, got[i])
+				}
+			}
+			inW.Close() // end of input
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("bridge: %v; stderr:\n%s", err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), `"processors":1,`) {
+				t.Errorf("the bridge did not serve from one processor; stderr:\n%s", stderr.String())
+			}
+			rc, err := inR.SyscallConn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var flags int
+			rc.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if flags&unix.O_NONBLOCK != 0 {
+				t.Error("the inherited stdin was left non-blocking")
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -61,8 +62,14 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 
 	in, pollable := e.stdin, false
 	if f, ok := in.(*os.File); ok {
+		var shared []*os.File
+		for _, w := range []io.Writer{e.stdout, e.stderr} {
+			if o, ok := w.(*os.File); ok {
+				shared = append(shared, o)
+			}
+		}
 		var done func()
-		in, done, pollable = pollableInput(f)
+		in, done, pollable = pollableInput(f, shared...)
 		defer done()
 	}
 
@@ -90,7 +97,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		snap := reg.Snapshot()
 		logSummary(&log, snap)
 		log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("socket", opts.socket).
-			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
+			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Int("processors", runtime.GOMAXPROCS(0)).Msg("serving on stdio")
 		if opts.noWatch {
 			return
 		}

@@ -82,12 +82,76 @@ func TestPollableInputLeavesOtherInputsAlone(t *testing.T) {
 	sock, peer := os.NewFile(uintptr(fds[0]), "sock"), os.NewFile(uintptr(fds[1]), "peer")
 	defer sock.Close()
 	defer peer.Close()
-	for name, f := range map[string]*os.File{"regular file": file, "socket": sock} {
+	for name, f := range map[string]*os.File{"regular file": file, "socket that is also stdout": sock} {
 		before := nonblocking(t, f)
-		in, done, pollable := pollableInput(f)
+		in, done, pollable := pollableInput(f, os.Stderr, f)
 		done()
 		if pollable || in != io.Reader(f) || nonblocking(t, f) != before {
 			t.Errorf("%s: changed (pollable %v)", name, pollable)
 		}
+	}
+}
+
+// socketPair returns two blocking connected sockets, as a client that
+// starts the bridge from Node gives it for stdin.
+func socketPair(t *testing.T) (sock, peer *os.File) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, peer = os.NewFile(uintptr(fds[0]), "sock"), os.NewFile(uintptr(fds[1]), "peer")
+	t.Cleanup(func() { sock.Close(); peer.Close() })
+	return sock, peer
+}
+
+func TestPollableInputSocketIsMadeBlockingAgainWhenDone(t *testing.T) {
+	sock, peer := socketPair(t)
+	stdout, _ := socketPair(t) // another socket, as Node gives for stdout
+	in, done, pollable := pollableInput(sock, stdout, os.Stderr)
+	if !pollable || in == io.Reader(sock) {
+		t.Fatal("a socket was not made pollable")
+	}
+	if !nonblocking(t, sock) {
+		t.Error("the socket's description is not non-blocking while serving")
+	}
+	if nonblocking(t, stdout) {
+		t.Error("stdout's socket was made non-blocking")
+	}
+	peer.WriteString("first\n")
+	buf := make([]byte, 16)
+	if n, err := in.Read(buf); err != nil || string(buf[:n]) != "first\n" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	waiting := make(chan error, 1)
+	go func() { _, err := in.Read(buf); waiting <- err }()
+	done()
+	if err := <-waiting; err == nil {
+		t.Error("a waiting read returned no error after done")
+	}
+	if nonblocking(t, sock) {
+		t.Error("the socket was left non-blocking after done")
+	}
+	// The inherited descriptor is still open and reads, blocking, as before.
+	peer.WriteString("second\n")
+	if n, err := sock.Read(buf); err != nil || string(buf[:n]) != "second\n" {
+		t.Fatalf("inherited read %q, %v", buf[:n], err)
+	}
+}
+
+func TestPollableInputSocketAlreadyNonBlockingStaysSo(t *testing.T) {
+	sock, _ := socketPair(t)
+	rc, err := sock.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Control(func(fd uintptr) { unix.SetNonblock(int(fd), true) })
+	_, done, pollable := pollableInput(sock)
+	if !pollable {
+		t.Fatal("not pollable")
+	}
+	done()
+	if !nonblocking(t, sock) {
+		t.Error("a socket that was non-blocking before was made blocking")
 	}
 }

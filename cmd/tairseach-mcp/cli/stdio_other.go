@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !unix
 
 package cli
 
@@ -7,9 +7,8 @@ import (
 	"os"
 )
 
-// pollableInput returns f as it is: only Linux can give the bridge a
-// description of its own for a pipe it inherited (see stdio_linux.go),
-// and making a shared one non-blocking would reach whoever shares it.
-func pollableInput(f *os.File) (in io.Reader, done func(), pollable bool) {
+// pollableInput returns f as it is: the poller serves stdin on Unix only
+// (see stdio_unix.go).
+func pollableInput(f *os.File, _ ...*os.File) (in io.Reader, done func(), pollable bool) {
 	return f, func() {}, false
 }
