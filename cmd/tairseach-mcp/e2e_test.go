@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -585,5 +586,40 @@ func TestSignalsFinishCallsInFlight(t *testing.T) {
 			}
 			stdin.Close()
 		})
+	}
+}
+
+// A client that closes the bridge's stdout while keeping stdin open ends
+// the session: the bridge notices at its next write, cancels what is in
+// flight and exits with status 1 and the reason, not killed by SIGPIPE.
+func TestClosedStdoutEndsTheSession(t *testing.T) {
+	be := backend(t)
+	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+	cmd := bridgeCmd(dir, be.Path)
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_notes_slow","arguments":{}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("exit: %v, want status 1; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the bridge did not end with its stdout closed; stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "broken pipe") {
+		t.Errorf("stderr does not say why:\n%s", stderr.String())
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 
 	"github.com/rs/zerolog"
 
@@ -25,6 +27,10 @@ const gcPercent = 50
 // ctx is cancelled (a signal). stdout carries protocol messages only.
 func runServe(ctx context.Context, e *env, opts *options) error {
 	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	// A client that closes the bridge's stdout then ends the session
+	// through the failed write (calls cancelled, stdin restored, the
+	// reason logged, exit status 1) instead of by SIGPIPE on the spot.
+	signal.Ignore(syscall.SIGPIPE)
 	if os.Getenv("GOGC") == "" {
 		// The bridge allocates little per call, so collecting at half the
 		// default heap growth costs about 1 µs of CPU per call and keeps
