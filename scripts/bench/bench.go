@@ -42,8 +42,9 @@ type stats struct {
 
 // results pairs each bridge measurement with its direct-socket baseline.
 type results struct {
-	Rows  []row `json:"rows"`
-	Tools int   `json:"tools"`
+	Rows  []row  `json:"rows"`
+	Tools int    `json:"tools"`
+	Stdio string `json:"stdio"` // what the bridge had as stdin and stdout: pipes or sockets
 }
 
 type row struct {
@@ -67,7 +68,10 @@ func summarise(name string, lat []time.Duration, errs int, wall time.Duration) s
 }
 
 func (b *bench) runAll() (*results, error) {
-	res := &results{Tools: b.tools}
+	res := &results{Tools: b.tools, Stdio: "pipes"}
+	if stdioSockets {
+		res.Stdio = "sockets"
+	}
 	small := `{"data":"` + strings.Repeat("a", 100-11) + `"}`
 	large := `{"data":"` + strings.Repeat("b", 64<<10-11) + `"}`
 
@@ -398,16 +402,32 @@ func relayCmd(sock string) ([]string, error) {
 	return []string{self, "-serve-relay", sock}, err
 }
 
+// stdioSockets gives the processes under test a socket for stdin and
+// another for stdout, as Node's child_process (so Claude Desktop and the
+// Inspector) does, instead of pipes, as Go's os/exec and Python do.
+var stdioSockets bool
+
 func startClient(argv []string) (*client, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
+	var stdin io.WriteCloser
+	var stdout io.Reader
+	var err error
+	if stdioSockets {
+		var theirs []*os.File
+		if stdin, stdout, theirs, err = socketStdio(); err != nil {
+			return nil, err
+		}
+		cmd.Stdin, cmd.Stdout = theirs[0], theirs[1]
+		defer theirs[0].Close()
+		defer theirs[1].Close()
+	} else {
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			return nil, err
+		}
+		if stdout, err = cmd.StdoutPipe(); err != nil {
+			return nil, err
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err

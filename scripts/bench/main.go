@@ -6,7 +6,7 @@
 // real server), tools/list latency and startup time with 1,000 tools, the
 // bridge's peak RSS and CPU time per call. Every response is verified.
 //
-//	go run ./scripts/bench [-bridge PATH] [-n 2000] [-json out.json]
+//	go run ./scripts/bench [-bridge PATH] [-n 2000] [-stdio pipes|sockets] [-json out.json]
 package main
 
 import (
@@ -23,10 +23,19 @@ func main() {
 	pipelined := flag.Int("pipelined", 20000, "calls per pipelined measurement")
 	tools := flag.Int("tools", 1000, "filler tools in the manifests")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	stdio := flag.String("stdio", "pipes", "what the bridge gets as stdin and stdout: pipes (as Go's os/exec and Python give) or sockets (as Node's child_process gives, so Claude Desktop and the Inspector)")
 	serveBackend := flag.String("serve-backend", "", "internal: run only the fake backend on this socket")
 	concurrent := flag.Bool("concurrent", false, "internal: with -serve-backend, answer pipelined requests concurrently")
 	serveRelayOn := flag.String("serve-relay", "", "internal: run only the do-nothing relay to the backend on this socket")
 	flag.Parse()
+	switch *stdio {
+	case "pipes":
+	case "sockets":
+		stdioSockets = true
+	default:
+		fmt.Fprintln(os.Stderr, "bench: -stdio is pipes or sockets")
+		os.Exit(2)
+	}
 	if *serveRelayOn != "" {
 		if err := serveRelay(*serveRelayOn); err != nil {
 			fmt.Fprintln(os.Stderr, "bench relay:", err)

@@ -11,6 +11,7 @@ import (
 )
 
 func printTable(w io.Writer, res *results) {
+	fmt.Fprintf(w, "the bridge's stdin and stdout: %s\n", res.Stdio)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "measurement\tdirect p50 µs\tbridge p50 µs\t+µs\tratio\tdirect p99 µs\tbridge p99 µs\tdirect calls/s\tbridge calls/s\tCPU µs/call\tbackend CPU µs/call\tRSS MiB\terrors\t")
 	for _, r := range res.Rows {
