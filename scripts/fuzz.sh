@@ -15,6 +15,7 @@ targets=(
 	"./protocol/jsonscan FuzzValid"
 	"./protocol/jsonscan FuzzDecode"
 	"./protocol/jsonscan FuzzObject"
+	"./protocol/jsonscan FuzzArray"
 	"./protocol/jsonscan FuzzCompact"
 	"./protocol/jsonscan FuzzPlain"
 	"./manifest FuzzParse"

@@ -249,6 +249,9 @@ func (s *scanner) number() error {
 // ErrNotObject is returned by Object for a value that is not an object.
 var ErrNotObject = errors.New("not a JSON object")
 
+// ErrNotArray is returned by Array for a value that is not an array.
+var ErrNotArray = errors.New("not a JSON array")
+
 // Unquote returns the text of a valid JSON string literal. It is fast for
 // strings without escapes, the common case.
 func Unquote(lit []byte) string {
@@ -388,6 +391,56 @@ func Object(data []byte, f func(rawKey, value []byte) error) error {
 				break
 			}
 			return s.fail("expected ',' or '}' in an object")
+		}
+	}
+	s.skipSpace()
+	if s.pos != len(data) {
+		return s.fail("unexpected data after the top-level value")
+	}
+	return nil
+}
+
+// Array validates data as one JSON array, optionally surrounded by white
+// space, and calls f with each element's raw value, a sub-slice of data,
+// in order. It returns the first error f returns, ErrNotArray for another
+// kind of value, or a *SyntaxError, checking the whole of data in the
+// same pass.
+func Array(data []byte, f func(value []byte) error) error {
+	s := scanner{data: data}
+	s.skipSpace()
+	if s.pos >= len(data) {
+		return s.fail("unexpected end of JSON input")
+	}
+	if data[s.pos] != '[' {
+		return ErrNotArray
+	}
+	s.pos++
+	s.skipSpace()
+	if s.pos < len(data) && data[s.pos] == ']' {
+		s.pos++
+	} else {
+		for {
+			start := s.pos
+			if err := s.value(1); err != nil {
+				return err
+			}
+			if err := f(data[start:s.pos]); err != nil {
+				return err
+			}
+			s.skipSpace()
+			if s.pos >= len(data) {
+				return s.fail("unexpected end of JSON input")
+			}
+			if data[s.pos] == ',' {
+				s.pos++
+				s.skipSpace()
+				continue
+			}
+			if data[s.pos] == ']' {
+				s.pos++
+				break
+			}
+			return s.fail("expected ',' or ']' in an array")
 		}
 	}
 	s.skipSpace()

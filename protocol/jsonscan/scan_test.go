@@ -49,6 +49,63 @@ func TestObject(t *testing.T) {
 	}
 }
 
+func TestArray(t *testing.T) {
+	var got []string
+	err := Array([]byte(` [ 1 , {"a":[1,"]"]},"\"q\"" ,[], null] `), func(v []byte) error {
+		got = append(got, string(v))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `1|{"a":[1,"]"]}|"\"q\""|[]|null`
+	if strings.Join(got, "|") != want {
+		t.Errorf("elements = %q, want %q", strings.Join(got, "|"), want)
+	}
+	n := 0
+	if err := Array([]byte(` [ ] `), func(v []byte) error { n++; return nil }); err != nil || n != 0 {
+		t.Errorf("Array(empty) = %v after %d elements", err, n)
+	}
+	if err := Array([]byte(`{"a":1}`), func(v []byte) error { return nil }); err != ErrNotArray {
+		t.Errorf("Array(object) = %v", err)
+	}
+	for _, bad := range []string{`[1] []`, `[1,]`, `[,1]`, `[1 2]`, `[`, ``} {
+		if err := Array([]byte(bad), func(v []byte) error { return nil }); err == nil || err == ErrNotArray {
+			t.Errorf("Array(%q) = %v, want a syntax error", bad, err)
+		}
+	}
+}
+
+func FuzzArray(f *testing.F) {
+	for _, s := range []string{`[1,"a",[2,{"c":null}]]`, ` [] `, `[1,]`, `{"a":1}`, `[1] x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got []string
+		err := Array(data, func(v []byte) error {
+			got = append(got, string(v))
+			return nil
+		})
+		var want []json.RawMessage
+		jerr := json.Unmarshal(data, &want)
+		isArray := jerr == nil && want != nil
+		if (err == nil) != isArray {
+			t.Fatalf("Array(%q) error %v, encoding/json %v", data, err, jerr)
+		}
+		if err != nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("Array(%q) has %d elements, encoding/json %d", data, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != string(want[i]) {
+				t.Fatalf("element %d of %q is %q, encoding/json has %q", i, data, got[i], want[i])
+			}
+		}
+	})
+}
+
 func TestUnquoteAgreesWithEncodingJSON(t *testing.T) {
 	for _, in := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\udc00x"`, "\"\xff\""} {
 		var want string
