@@ -59,8 +59,7 @@ func newCompiler() *jsonschema.Compiler {
 	return c
 }
 
-// rawManifest is the first decoding pass: tools stay raw so that one bad
-// tool does not spoil the others.
+// rawManifest names the members of a manifest (see checkCase).
 type rawManifest struct {
 	Manifest
 	Tools []json.RawMessage `json:"tools"`
@@ -125,20 +124,20 @@ func (p *parser) parse(data []byte) *Manifest {
 		return nil
 	}
 
-	var raw rawManifest
-	if err := json.Unmarshal(data, &raw); err != nil {
+	top := doc.(map[string]any)
+	m, rawTools, err := decodeManifest(data, top)
+	if err != nil {
 		// The format check passed, so this is a case the schema does not
 		// cover; report it rather than guess.
 		p.add(Error, "", "", "cannot decode manifest: %v", err)
 		return nil
 	}
-	m := raw.Manifest
 	m.File = p.file
-	p.docTools, _ = doc.(map[string]any)["tools"].([]any)
-	m.Tools = make([]*Tool, 0, len(raw.Tools))
+	p.docTools, _ = top["tools"].([]any)
+	m.Tools = make([]*Tool, 0, len(rawTools))
 
 	seen := map[string]int{}
-	for i, rt := range raw.Tools {
+	for i, rt := range rawTools {
 		t := &Tool{Index: i}
 		if brokenTools[i] {
 			t.Broken = true
@@ -149,7 +148,7 @@ func (p *parser) parse(data []byte) *Manifest {
 			m.Tools = append(m.Tools, t)
 			continue
 		}
-		if err := json.Unmarshal(rt, t); err != nil {
+		if err := decodeTool(rt, p.docTools[i], t); err != nil {
 			t.Broken = true
 			t.Name = toolName(doc, i)
 			if _, dup := seen[t.Name]; !dup && t.Name != "" {

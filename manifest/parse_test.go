@@ -250,6 +250,7 @@ func FuzzParse(f *testing.F) {
 		if m == nil && !HasErrors(problems) {
 			t.Fatalf("nil manifest without an error problem")
 		}
+		checkDecodedAsEncodingJSON(t, data, m, problems)
 		if m == nil {
 			return
 		}
