@@ -32,6 +32,7 @@ type stats struct {
 	Errors    int     `json:"errors"`
 	P50us     float64 `json:"p50_us"`
 	P99us     float64 `json:"p99_us"`
+	MaxUs     float64 `json:"max_us"`
 	PerSecond float64 `json:"per_second,omitempty"`
 	CPUusCall float64 `json:"cpu_us_per_call,omitempty"`
 	// BackendCPUus is the backend's CPU time per call in the pipelined
@@ -60,7 +61,7 @@ func summarise(name string, lat []time.Duration, errs int, wall time.Duration) s
 		}
 		return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))].Nanoseconds()) / 1e3
 	}
-	s := stats{Name: name, Calls: len(lat), Errors: errs, P50us: pct(0.50), P99us: pct(0.99)}
+	s := stats{Name: name, Calls: len(lat), Errors: errs, P50us: pct(0.50), P99us: pct(0.99), MaxUs: pct(1)}
 	if wall > 0 {
 		s.PerSecond = float64(len(lat)) / wall.Seconds()
 	}
@@ -104,6 +105,11 @@ func (b *bench) runAll() (*results, error) {
 			}
 			dl.Name, through[0].Name = "sequential call, 64 KiB", "sequential call, 64 KiB"
 			res.Rows = append(res.Rows, row{Direct: &dl, Bridge: through[0]})
+			dr, br, err := b.duringReloads(sock, small)
+			if err != nil {
+				return nil, err
+			}
+			res.Rows = append(res.Rows, row{Direct: &dr, Bridge: br})
 		}
 		name := "pipelined ×64, " + mode
 		conns := 1
@@ -706,4 +712,94 @@ func directPipelined(sock, params string, n, conns int) (stats, error) {
 		return stats{}, firstErr
 	}
 	return summarise("", lat, errs, time.Since(t0)), nil
+}
+
+// How long duringReloads calls, and how often it edits the manifests
+// meanwhile (the bridge waits 100 ms for edits to stop, then reloads).
+const (
+	reloadingFor = 4 * time.Second
+	reloadEvery  = 250 * time.Millisecond
+)
+
+// duringReloads measures sequential calls with args, made directly and
+// through a bridge in turns, while every filler manifest is edited every
+// reloadEvery, so the bridge reloads them all while it serves. The
+// bridge's tool list must show the last edit at the end.
+func (b *bench) duringReloads(sock, args string) (direct, bridged stats, err error) {
+	dir := filepath.Join(b.work, "reloading")
+	if err := writeManifests(dir, b.tools, 0); err != nil {
+		return stats{}, stats{}, err
+	}
+	d, err := dialDirect(sock)
+	if err != nil {
+		return stats{}, stats{}, err
+	}
+	defer d.close()
+	argv := b.bridgeCmd(sock)
+	argv[slices.Index(argv, b.manifests)] = dir
+	c, err := ready(argv)
+	if err != nil {
+		return stats{}, stats{}, err
+	}
+	cpu0, _ := cpuTime(c.cmd.Process.Pid)
+
+	stop, edits := make(chan struct{}), make(chan error, 1)
+	gen := 0
+	go func() {
+		tick := time.NewTicker(reloadEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				edits <- nil
+				return
+			case <-tick.C:
+			}
+			if err := writeManifests(dir, b.tools, gen+1); err != nil {
+				edits <- err
+				return
+			}
+			gen++
+		}
+	}()
+	var dLat, bLat []time.Duration
+	dErrs, bErrs := 0, 0
+	for end := time.Now().Add(reloadingFor); time.Now().Before(end); {
+		e, err := d.sequential(args, 1, &dLat)
+		if err != nil {
+			close(stop)
+			return stats{}, stats{}, err
+		}
+		dErrs += e
+		if e, err = c.sequential(args, 1, &bLat); err != nil {
+			close(stop)
+			return stats{}, stats{}, err
+		}
+		bErrs += e
+	}
+	close(stop)
+	if err := <-edits; err != nil {
+		return stats{}, stats{}, err
+	}
+	// The last edit is in the list once the bridge has reloaded it.
+	want := fmt.Sprintf(`Filler 0 v%d"`, gen)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		list, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
+		if err != nil {
+			return stats{}, stats{}, err
+		}
+		if bytes.Contains(list, []byte(want)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			bErrs++ // the bridge did not pick up the last edit
+			break
+		}
+	}
+	name := fmt.Sprintf("sequential call, 100 B, during %d reloads of %d tools", gen, b.tools)
+	direct = summarise(name, dLat, dErrs, 0)
+	bridged = summarise(name, bLat, bErrs, 0)
+	err = c.finish(&bridged, cpu0)
+	bridged.CPUusCall = 0 // most of it is the reloads'
+	return direct, bridged, err
 }

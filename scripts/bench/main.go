@@ -75,7 +75,7 @@ func run(bridge string, n, pipelined, tools int, jsonOut string) error {
 		}
 	}
 	manifests := filepath.Join(work, "manifests")
-	if err := writeManifests(manifests, tools); err != nil {
+	if err := writeManifests(manifests, tools, 0); err != nil {
 		return err
 	}
 	b := &bench{bridge: bridge, work: work, manifests: manifests, n: n, pipelined: pipelined, tools: tools}
