@@ -271,7 +271,9 @@ func jsonNames(t reflect.Type) []string {
 // checkCase reports keys that differ from a field name only in case:
 // in a tool (or its annotations) they break the tool, elsewhere the file.
 func (p *parser) checkCase(doc any, brokenTools map[int]bool, fileBroken *bool) {
-	check := func(obj any, names []string, path string, report func(path, msg string)) {
+	// path is made only for a report: the tools' paths would be a
+	// formatted string per tool, each time a manifest loads.
+	check := func(obj any, names []string, path func() string, report func(path, msg string)) {
 		m, _ := obj.(map[string]any)
 		type mismatch struct{ key, name string }
 		var bad []mismatch // rare, so sorted only when found
@@ -284,26 +286,26 @@ func (p *parser) checkCase(doc any, brokenTools map[int]bool, fileBroken *bool) 
 		}
 		slices.SortFunc(bad, func(a, b mismatch) int { return strings.Compare(a.key, b.key) })
 		for _, b := range bad {
-			report(joinPath(path, b.key), fmt.Sprintf("%q differs from %q only in case; names are case-sensitive", b.key, b.name))
+			report(joinPath(path(), b.key), fmt.Sprintf("%q differs from %q only in case; names are case-sensitive", b.key, b.name))
 		}
 	}
 	fileLevel := func(path, msg string) {
 		*fileBroken = true
 		p.add(Error, path, "", "%s", msg)
 	}
-	check(doc, manifestKeys, "", fileLevel)
+	check(doc, manifestKeys, func() string { return "" }, fileLevel)
 	m, _ := doc.(map[string]any)
-	check(m["implementation"], implKeys, "implementation", fileLevel)
+	check(m["implementation"], implKeys, func() string { return "implementation" }, fileLevel)
 	tools, _ := m["tools"].([]any)
 	for i, t := range tools {
 		toolLevel := func(path, msg string) {
 			brokenTools[i] = true
 			p.add(Error, path, toolName(doc, i), "%s", msg)
 		}
-		path := fmt.Sprintf("tools[%d]", i)
+		path := func() string { return fmt.Sprintf("tools[%d]", i) }
 		check(t, toolKeys, path, toolLevel)
 		tm, _ := t.(map[string]any)
-		check(tm["annotations"], annotationKeys, path+".annotations", toolLevel)
+		check(tm["annotations"], annotationKeys, func() string { return path() + ".annotations" }, toolLevel)
 	}
 }
 

@@ -144,6 +144,9 @@ func quickKeyword(k string, v any, depth int) bool {
 		if !ok {
 			return false
 		}
+		if _, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+			return true // the usual case, which big.Rat parses too, at a tenth of the cost
+		}
 		_, ok = new(big.Rat).SetString(string(n))
 		return ok
 	case "multipleOf":

@@ -480,24 +480,24 @@ func Compact(data []byte) ([]byte, error) {
 	return data, nil
 }
 
-// hasSpace reports white space outside strings.
+// hasSpace reports white space outside strings. It goes through a
+// string's plain runs eight bytes at a time (see plainLen).
 func hasSpace(data []byte) bool {
-	inString, escaped := false, false
-	for _, c := range data {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			switch c {
-			case '\\':
-				escaped = true
-			case '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
 			return true
+		case '"':
+			for i++; i < len(data); i++ {
+				i += plainLen(data[i:])
+				if i >= len(data) || data[i] == '"' {
+					break
+				}
+				if data[i] == '\\' {
+					i++ // the escaped byte
+				}
+				// else a control byte: not valid JSON, but still in the string
+			}
 		}
 	}
 	return false

@@ -240,6 +240,9 @@ func FuzzCompact(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := hasSpace(data), hasSpaceBytewise(data); got != want {
+			t.Fatalf("hasSpace(%q) = %v, a byte at a time %v", data, got, want)
+		}
 		got, err := Compact(data)
 		var want bytes.Buffer
 		werr := json.Compact(&want, data)
@@ -250,4 +253,45 @@ func FuzzCompact(f *testing.F) {
 			t.Fatalf("Compact(%q) = %q, want %q", data, got, want.String())
 		}
 	})
+}
+
+// hasSpaceBytewise is hasSpace's definition, a byte at a time.
+func hasSpaceBytewise(data []byte) bool {
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return true
+		}
+	}
+	return false
+}
+
+// TestHasSpaceEveryByte puts every byte value at every place of a string
+// that straddles the eight-byte words, followed by a space or not.
+func TestHasSpaceEveryByte(t *testing.T) {
+	for pre := 0; pre < 9; pre++ {
+		for pos := 0; pos < 18; pos++ {
+			for c := range 256 {
+				for _, tail := range []string{"", " ", `" `, `\" `, `"x`} {
+					s := []byte(`[` + strings.Repeat("1", pre) + `"` + strings.Repeat("a", 18) + `"` + tail)
+					s[2+pre+pos] = byte(c)
+					if got, want := hasSpace(s), hasSpaceBytewise(s); got != want {
+						t.Fatalf("hasSpace(%q) = %v, a byte at a time %v", s, got, want)
+					}
+				}
+			}
+		}
+	}
 }
