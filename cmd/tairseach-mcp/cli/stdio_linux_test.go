@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -154,4 +155,34 @@ func TestPollableInputSocketAlreadyNonBlockingStaysSo(t *testing.T) {
 	if !nonblocking(t, sock) {
 		t.Error("a socket that was non-blocking before was made blocking")
 	}
+}
+
+// A Node wrapper that shares the socket puts its flags back as it exits,
+// making the socket blocking under a read in progress: done must not wait
+// for that read, which only the client's next byte would end.
+func TestPollableInputSocketDoneDoesNotWaitForABlockedRead(t *testing.T) {
+	sock, peer := socketPair(t)
+	in, done, pollable := pollableInput(sock)
+	if !pollable {
+		t.Fatal("not pollable")
+	}
+	rc, err := sock.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Control(func(fd uintptr) { unix.SetNonblock(int(fd), false) })
+	read := make(chan struct{})
+	go func() { in.Read(make([]byte, 16)); close(read) }()
+	time.Sleep(50 * time.Millisecond) // the read is now blocked in the kernel
+
+	returned := make(chan struct{})
+	go func() { done(); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(2 * time.Second):
+		t.Error("done waited for a blocked read")
+	}
+	peer.WriteString("x") // ends the read
+	<-read
+	<-returned
 }

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix || aix
 
 package cli
 
@@ -8,7 +8,7 @@ import (
 )
 
 // pollableInput returns f as it is: the poller serves stdin on Unix only
-// (see stdio_unix.go).
+// (see stdio_unix.go), and not on AIX, which has no F_DUPFD_CLOEXEC.
 func pollableInput(f *os.File, _ ...*os.File) (in io.Reader, done func(), pollable bool) {
 	return f, func() {}, false
 }

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !aix
 
 package cli
 
@@ -79,7 +79,22 @@ func pollableSocket(f *os.File, fd int, st *unix.Stat_t, shared []*os.File) (io.
 		restore()
 		return f, func() {}, false
 	}
-	return r, func() { r.Close(); restore() }, true
+	return r, func() { closeSoon(r); restore() }, true
+}
+
+// closeSoon closes r, waiting at most 100 ms. Closing waits for a read in
+// progress, which the poller ends at once, unless another holder of the
+// socket made it blocking again meanwhile (a Node wrapper restores its
+// flags as it exits): that read then ends with the process.
+func closeSoon(r *os.File) {
+	closed := make(chan struct{})
+	go func() { r.Close(); close(closed) }()
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+	}
 }
 
 // pollableFile makes an *os.File of the non-blocking descriptor fd and
