@@ -78,8 +78,16 @@ func TestStdinAsClientsGiveIt(t *testing.T) {
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	pair := func() (mine, theirs *os.File) {
-		// Close-on-exec, or the bridge would hold its own input open.
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		// Close-on-exec, or the bridge would hold its own input open
+		// (SOCK_CLOEXEC is Linux's; ForkLock keeps an exec from
+		// inheriting the ends before they are marked).
+		syscall.ForkLock.RLock()
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err == nil {
+			syscall.CloseOnExec(fds[0])
+			syscall.CloseOnExec(fds[1])
+		}
+		syscall.ForkLock.RUnlock()
 		if err != nil {
 			t.Fatal(err)
 		}

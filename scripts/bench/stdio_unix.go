@@ -13,7 +13,17 @@ import (
 func socketStdio() (stdin, stdout *os.File, theirs []*os.File, err error) {
 	var ends [2][2]int
 	for i := range ends {
-		if ends[i], err = syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0); err != nil {
+		// Close-on-exec, or the child would hold its own input open
+		// (SOCK_CLOEXEC is Linux's; ForkLock keeps an exec from
+		// inheriting the ends before they are marked).
+		syscall.ForkLock.RLock()
+		ends[i], err = syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err == nil {
+			syscall.CloseOnExec(ends[i][0])
+			syscall.CloseOnExec(ends[i][1])
+		}
+		syscall.ForkLock.RUnlock()
+		if err != nil {
 			return nil, nil, nil, err
 		}
 		// Non-blocking, so that os.NewFile puts this end in the poller
