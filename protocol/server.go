@@ -313,10 +313,10 @@ func (ss *session) run(ctx context.Context, r io.Reader) error {
 		<-ss.writerDone
 	}
 	if ss.writeErr != nil {
-		return fmt.Errorf("write: %w", ss.writeErr)
+		return fmt.Errorf("writing to the client: %w", ss.writeErr)
 	}
 	if readErr != nil {
-		return fmt.Errorf("read: %w", readErr)
+		return fmt.Errorf("reading from the client: %w", readErr)
 	}
 	return nil
 }
