@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
@@ -54,6 +55,26 @@ func BenchmarkCallParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := c.Call(context.Background(), "echo", p); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkCallQueued is 100-byte calls with a timeout, as the bridge
+// makes them, from 32 goroutines per processor on the default pool of 16
+// connections: most calls wait for a connection, as under pipelined load.
+func BenchmarkCallQueued(b *testing.B) {
+	s := benchServer(b)
+	c := New(s.Path, nil)
+	defer c.Close()
+	p := benchParams(100)
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.CallWithin(context.Background(), 30*time.Second, "echo", p); err != nil {
 				b.Error(err)
 				return
 			}

@@ -802,9 +802,13 @@ func TestCallWithinTimesOut(t *testing.T) {
 		hung <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
+	start = time.Now()
 	_, err = c.CallWithin(t.Context(), 100*time.Millisecond, "m", json.RawMessage(`"next"`))
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "free backend connection") {
 		t.Errorf("err = %v, want a timeout waiting for a connection", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond || d > 400*time.Millisecond {
+		t.Errorf("waiting for a connection timed out after %v, want 100ms and at most a tick more", d)
 	}
 	if err := <-hung; !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("hung call: err = %v, want a timeout", err)
