@@ -68,6 +68,9 @@ type Options struct {
 	// in a goroutine; Tools and CallTool wait until the first load is
 	// done. A server uses it to answer initialize while it loads.
 	LoadInBackground bool
+	// AroundReload, when set, runs each reload that Watch makes: it calls
+	// reload, and may arrange how it runs, such as on more processors.
+	AroundReload func(reload func())
 }
 
 // Registry is the live tool table. It is safe for concurrent use: calls
@@ -179,7 +182,14 @@ func (r *Registry) Reload() *Snapshot {
 		return r.snap.Load()
 	}
 	r.walkProblems = walkProblems
-	parallel(len(toParse), func(i int) {
+	workers := runtime.GOMAXPROCS(0)
+	select {
+	case <-r.loaded:
+		// Calls are being served: leave them a processor.
+		workers = max(1, workers-1)
+	default:
+	}
+	parallel(len(toParse), workers, func(i int) {
 		j := toParse[i]
 		j.parsed, j.problems = manifest.Parse(j.path, j.data)
 	})
@@ -294,9 +304,9 @@ type job struct {
 	changed  bool
 }
 
-// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines and waits for all.
-func parallel(n int, f func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
+// parallel runs f(0..n-1) on up to workers goroutines and waits for all.
+func parallel(n, workers int, f func(i int)) {
+	workers = min(n, workers)
 	if workers <= 1 {
 		for i := range n {
 			f(i)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -484,5 +485,35 @@ func TestATimedCallerGetsTheCallTimeout(t *testing.T) {
 	}
 	if !res.IsError || !strings.Contains(res.Content[0].TextString(), "did not answer notes.any within 3s") {
 		t.Errorf("result = %+v, want the timeout message", res)
+	}
+}
+
+// Every reload the watcher makes runs through AroundReload, which sees
+// the reload happen inside it.
+func TestWatchReloadsThroughAroundReload(t *testing.T) {
+	dir := t.TempDir()
+	changes := make(chan string, 100)
+	var around, inside atomic.Int64
+	var r *Registry
+	r = New(Options{Dirs: []string{dir}, Debounce: 20 * time.Millisecond,
+		OnChange: func(s *Snapshot) { changes <- names(s) },
+		AroundReload: func(reload func()) {
+			around.Add(1)
+			before := r.reloads.Load()
+			reload()
+			inside.Add(r.reloads.Load() - before)
+		}})
+	if around.Load() != 0 {
+		t.Fatal("the first load went through AroundReload")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Watch(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitReady(t, r)
+	writeFile(t, filepath.Join(dir, "m.json"), manifestJSON("m", "one"))
+	expectNames(t, changes, "one")
+	if a, in, all := around.Load(), inside.Load(), r.reloads.Load(); a < 2 || in != a || all != a+1 {
+		t.Errorf("%d reloads through AroundReload, %d inside it, %d in all; want the watcher's (at least 2) and the first load", a, in, all)
 	}
 }
