@@ -264,7 +264,13 @@ func TestFaults(t *testing.T) {
 				return sockettest.FaultNone
 			})
 			c := newClient(t, s.Path, &Options{MaxReplySize: tt.max})
-			_, err := c.Call(callCtx(t, 200*time.Millisecond), "m", json.RawMessage(`{"bad":1}`))
+			// Only the hang needs a short timeout: under the race detector
+			// on a busy machine, sending 4 MB can take longer than 200 ms.
+			timeout := 10 * time.Second
+			if tt.fault == sockettest.FaultNeverReply {
+				timeout = 200 * time.Millisecond
+			}
+			_, err := c.Call(callCtx(t, timeout), "m", json.RawMessage(`{"bad":1}`))
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.text) {
 				t.Errorf("err = %v, want %v containing %q", err, tt.want, tt.text)
 			}
