@@ -193,10 +193,9 @@ type call struct {
 	ss        *session
 	req       request
 	rc        *reqContext
-	b         *batch // the batch it belongs to, or nil
-	key       string // in ss.inflight
-	ctx       context.Context
-	cancel    context.CancelFunc
+	b         *batch      // the batch it belongs to, or nil
+	key       string      // in ss.inflight
+	cx        callCtx     // its context
 	cancelled atomic.Bool // set by notifications/cancelled: no response is written
 	running   bool        // holds a slot in sem (or is a listen stream); otherwise a place in queue
 	listen    bool        // a subscriptions/listen stream: counted in ss.listens, not in sem
@@ -739,10 +738,7 @@ func (ss *session) startCall(req request, rc *reqContext, b *batch) *call {
 	}
 	// Not derived from a session-wide context: every call would then
 	// register with, and contend for, one parent. cancelCalls ends them.
-	var ctx context.Context
-	ctx, c.cancel = context.WithCancel(context.Background())
-	ctx = context.WithValue(ctx, clientLogKey{}, c)
-	c.ctx = ctx
+	c.cx.init(c)
 	ss.inflight[c.key] = c
 	ss.calls.Add(1)
 	ss.mu.Unlock()
@@ -756,7 +752,7 @@ func (c *call) run() {
 	ss, req := c.ss, c.req
 	defer ss.calls.Done()
 	defer c.release()
-	defer c.cancel()
+	defer c.cx.cancel()
 	var resp []byte
 	var parts *respParts // the response in parts, instead of resp
 	if !c.running {
@@ -765,7 +761,7 @@ func (c *call) run() {
 		case ss.sem <- struct{}{}:
 			<-ss.queue
 			c.running = true
-		case <-c.ctx.Done():
+		case <-c.cx.Done():
 			resp = appendErrorResponse(nil, req.ID, errShuttingDown)
 		}
 	}
@@ -783,10 +779,10 @@ func (c *call) run() {
 		var result []byte
 		var err error
 		if req.Method == "subscriptions/listen" {
-			result, err = ss.listen(c.ctx, c.rc, req)
+			result, err = ss.listen(&c.cx, c.rc, req)
 		} else {
 			var line []byte
-			if line, parts, err = ss.callTool(c.ctx, c.rc, req, c.b == nil); err == nil {
+			if line, parts, err = ss.callTool(&c.cx, c.rc, req, c.b == nil); err == nil {
 				resp = line
 				return
 			}
@@ -843,7 +839,7 @@ func (ss *session) cancelCalls() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, c := range ss.inflight {
-		c.cancel()
+		c.cx.cancel()
 	}
 }
 
@@ -856,5 +852,5 @@ func (ss *session) cancelRequest(id ID) {
 		return // finished already, or never existed: the spec says ignore
 	}
 	call.cancelled.Store(true)
-	call.cancel()
+	call.cx.cancel()
 }

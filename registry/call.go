@@ -44,9 +44,13 @@ const maxReportedViolations = 20
 // reloads happen meanwhile.
 func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	select {
-	case <-r.loaded:
-	case <-ctx.Done():
-		return protocol.TextResult("The call was cancelled while the manifests were loading.", true), nil
+	case <-r.loaded: // the usual case, without asking ctx for a channel
+	default:
+		select {
+		case <-r.loaded:
+		case <-ctx.Done():
+			return protocol.TextResult("The call was cancelled while the manifests were loading.", true), nil
+		}
 	}
 	e, ok := r.snap.Load().Lookup(req.Name)
 	if !ok {

@@ -109,6 +109,13 @@ func describe(err error) error {
 	return err
 }
 
+// afterFuncer is a context that runs a function when it is cancelled
+// by itself, as the bridge's call contexts do (see protocol's callCtx):
+// context.AfterFunc would wrap it in a context of its own first.
+type afterFuncer interface {
+	AfterFunc(f func()) (stop func() bool)
+}
+
 // roundTrip sends one request line on cn and reads its reply, then pools
 // cn or closes it. On failure, unsent reports that the backend certainly
 // never read the whole request, so it cannot have acted on it.
@@ -147,7 +154,9 @@ func (c *Client) roundTrip(ctx context.Context, deadline time.Time, cn *conn, id
 	// The context's end, by cancellation or by its deadline, interrupts
 	// blocked I/O by moving the connection's deadline to the past.
 	stop := noStop
-	if ctx.Done() != nil {
+	if af, ok := ctx.(afterFuncer); ok {
+		stop = af.AfterFunc(cn.interrupt)
+	} else if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, cn.interrupt)
 	}
 
