@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 )
@@ -15,6 +16,12 @@ import (
 // repeated member the last counts. Names match exactly; one that differs
 // from a known name only in case was reported before (see checkCase).
 // Scanning the file once more with encoding/json cost 40% of a load.
+//
+// A known name that appears twice in the manifest, its implementation, a
+// tool or its annotations is an error: encoding/json would merge the two
+// (keeping the first's methods and adding the second's), the format check
+// sees only the last, and the Rust bridge refuses such a file (serde's
+// "duplicate field").
 
 // decodeManifest fills a Manifest (without tools) from the document top,
 // decoded from data, and returns the raw tools.
@@ -38,8 +45,15 @@ func decodeManifest(data []byte, top map[string]any) (m Manifest, tools [][]byte
 	if err != nil {
 		return Manifest{}, nil, err
 	}
+	seen := names{known: manifestKeys}
 	err = jsonscan.Object(data, func(rawKey, value []byte) error {
-		switch string(jsonscan.Name(rawKey)) {
+		name := jsonscan.Name(rawKey)
+		if err := seen.once(name); err != nil {
+			return err
+		}
+		switch string(name) {
+		case "implementation":
+			return onceEach(value, implKeys, "implementation")
 		case "tools":
 			tools = nil
 			if string(value) == "null" {
@@ -87,8 +101,15 @@ func decodeTool(raw []byte, doc any, t *Tool) error {
 	if err != nil {
 		return err
 	}
+	seen := names{known: toolKeys}
 	return jsonscan.Object(raw, func(rawKey, value []byte) error {
-		switch string(jsonscan.Name(rawKey)) {
+		name := jsonscan.Name(rawKey)
+		if err := seen.once(name); err != nil {
+			return err
+		}
+		switch string(name) {
+		case "annotations":
+			return onceEach(value, annotationKeys, "annotations")
 		case "inputSchema":
 			t.InputSchema = bytes.Clone(value)
 		case "outputSchema":
@@ -96,6 +117,44 @@ func decodeTool(raw []byte, doc any, t *Tool) error {
 		}
 		return nil
 	})
+}
+
+// names finds a known name that appears twice among an object's members.
+type names struct {
+	known []string // at most 64
+	path  string   // the object's, for the message
+	seen  uint64   // a bit per name of known
+}
+
+func (n *names) once(name []byte) error {
+	for i, k := range n.known {
+		if string(name) == k {
+			if n.seen&(1<<i) != 0 {
+				return &repeatedName{path: joinPath(n.path, k)}
+			}
+			n.seen |= 1 << i
+		}
+	}
+	return nil
+}
+
+// repeatedName is a known name that appears twice, at path (relative to
+// the tool, for a tool's).
+type repeatedName struct{ path string }
+
+func (e *repeatedName) Error() string {
+	return fmt.Sprintf("%q appears twice; a name may appear only once", e.path[strings.LastIndexByte(e.path, '.')+1:])
+}
+
+// onceEach checks that no name of known appears twice in the object
+// data (at path); anything but an object is left to the format check.
+func onceEach(data []byte, known []string, path string) error {
+	seen := names{known: known, path: path}
+	err := jsonscan.Object(data, func(rawKey, _ []byte) error { return seen.once(jsonscan.Name(rawKey)) })
+	if err == jsonscan.ErrNotObject {
+		return nil
+	}
+	return err
 }
 
 // fields reads the members of a decoded object; the first member of the

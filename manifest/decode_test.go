@@ -98,7 +98,7 @@ func TestDecodedAsEncodingJSON(t *testing.T) {
 	}
 	cases := map[string]string{
 		"nulls":            `{"id":"x","name":null,"requires":null,"tools":[{"name":"a","title":null,"inputSchema":{"type":"object"},"outputSchema":null,"annotations":null,"mcpExpose":null}],"implementation":{"type":null,"methods":{"a":"m","b":null}}}`,
-		"repeated members": `{"id":"x","id":"y","tools":[{"name":"a","inputSchema":{"type":"string"},"inputSchema":{"type":"object"}}],"tools":[{"name":"b","inputSchema":{"type":"object","properties":{"x":{"type":"integer"}}}}]}`,
+		"repeated unknown members and method names": `{"id":"x","x-a":1,"x-a":{},"tools":[{"name":"a","inputSchema":{"type":"object"},"x-b":1,"x-b":2}],"implementation":{"methods":{"a":"m1","a":"m2"}}}`,
 		"escapes":          `{"id":"\u0078","tools":[{"name":"a\u002eb","description":"tab\there \ud83d\ude00","inputSchema":{"type":"object"},"annotations":{"title":"\"q\"","readOnlyHint":false}}],"implementation":{"methods":{"a\u002eb":"m\/n"}}}`,
 		"white space":      "{ \"id\" : \"x\" ,\n \"tools\" : [ { \"name\" : \"a\" , \"inputSchema\" : { \"type\" : \"object\" } } ,\n {\"name\":\"b\",\"inputSchema\":{\"type\":\"object\"}} ] , \"requires\" : { \"a\" : [ 1 , 2 ] } }",
 		"unknown members":  `{"id":"x","extra":{"tools":[]},"tools":[{"name":"a","inputSchema":{"type":"object"},"x-note":"n"}]}`,
@@ -122,8 +122,58 @@ func TestDecodedAsEncodingJSON(t *testing.T) {
 	}
 }
 
+// A known name twice in one object is an error where it is: encoding/json
+// would merge the two, the format check sees only the last.
+func TestRepeatedNamesAreErrors(t *testing.T) {
+	tool := func(members string) string {
+		return `{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"}` + members + `},{"name":"b","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a":"ma","b":"mb"}}}`
+	}
+	for _, tt := range []struct {
+		name, data, path string
+		file             bool // the whole file is refused, not one tool
+	}{
+		{"the manifest's id", `{"id":5,"id":"x","tools":[]}`, "id", true},
+		{"the manifest's tools", `{"id":"x","tools":[],"tools":[]}`, "tools", true},
+		{"implementation's methods", `{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a":"ma"},"methods":{}}}`, "implementation.methods", true},
+		{"a tool's schema", tool(`,"inputSchema":{"type":"object"}`), "tools[0].inputSchema", false},
+		{"a tool's mcpExpose", tool(`,"mcpExpose":"no","mcpExpose":true`), "tools[0].mcpExpose", false},
+		{"an annotation", tool(`,"annotations":{"readOnlyHint":true,"readOnlyHint":false}`), "tools[0].annotations.readOnlyHint", false},
+		{"the annotations", tool(`,"annotations":{"readOnlyHint":true},"annotations":{"title":"T"}`), "tools[0].annotations", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, problems := Parse("f.json", []byte(tt.data))
+			var found *Problem
+			for i, p := range problems {
+				if p.Severity == Error && p.Path == tt.path && strings.Contains(p.Message, "appears twice") {
+					found = &problems[i]
+				}
+			}
+			if found == nil {
+				t.Fatalf("no error at %s; problems: %v", tt.path, problems)
+			}
+			if tt.file {
+				if m != nil {
+					t.Error("the file was served")
+				}
+				return
+			}
+			if m == nil || len(m.Tools) != 2 || !m.Tools[0].Broken || m.Tools[1].Broken || found.Tool != "a" {
+				t.Errorf("want tool a broken and tool b served; problem %+v", *found)
+			}
+		})
+	}
+}
+
 func ExampleParse_decodedMembers() {
 	m, _ := Parse("f.json", []byte(`{"id":"x","tools":[{"name":"a","title":"A","inputSchema":{ "type": "object" },"annotations":{"readOnlyHint":true}}],"implementation":{"methods":{"a":"m"}}}`))
 	fmt.Println(m.ID, m.Tools[0].Name, m.Tools[0].Title, string(m.Tools[0].InputSchema), *m.Tools[0].Annotations.ReadOnlyHint, m.Tools[0].Method)
 	// Output: x a A {"type":"object"} true m
+}
+
+func TestKnownNamesFitTheirSet(t *testing.T) {
+	for _, keys := range [][]string{manifestKeys, implKeys, toolKeys, annotationKeys} {
+		if len(keys) > 64 {
+			t.Errorf("%d names, more than names.seen holds: %v", len(keys), keys)
+		}
+	}
 }

@@ -126,6 +126,10 @@ func (p *parser) parse(data []byte) *Manifest {
 
 	top := doc.(map[string]any)
 	m, rawTools, err := decodeManifest(data, top)
+	if rep := (*repeatedName)(nil); errors.As(err, &rep) {
+		p.add(Error, rep.path, "", "%s", rep)
+		return nil
+	}
 	if err != nil {
 		// The format check passed, so this is a case the schema does not
 		// cover; report it rather than guess.
@@ -154,7 +158,11 @@ func (p *parser) parse(data []byte) *Manifest {
 			if _, dup := seen[t.Name]; !dup && t.Name != "" {
 				seen[t.Name] = i
 			}
-			p.add(Error, t.Path(), t.Name, "cannot decode tool: %v", err)
+			if rep := (*repeatedName)(nil); errors.As(err, &rep) {
+				p.add(Error, joinPath(t.Path(), rep.path), t.Name, "%s", rep)
+			} else {
+				p.add(Error, t.Path(), t.Name, "cannot decode tool: %v", err)
+			}
 			m.Tools = append(m.Tools, t)
 			continue
 		}

@@ -245,6 +245,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}}]}`))
 	f.Add([]byte(`{"id":"x","tools":[1,{"name":2},null]}`))
 	f.Add([]byte(`[[[[[[[[[[`))
+	// Repeated names, which encoding/json would merge (see decode.go).
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a":"ma"},"methods":{}}}`))
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"mcpExpose":"no","mcpExpose":true,"annotations":{"readOnlyHint":true},"annotations":{"title":"T"}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, problems := Parse("f.json", data)
 		if m == nil && !HasErrors(problems) {
