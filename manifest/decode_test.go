@@ -97,12 +97,12 @@ func TestDecodedAsEncodingJSON(t *testing.T) {
 		})
 	}
 	cases := map[string]string{
-		"nulls":            `{"id":"x","name":null,"requires":null,"tools":[{"name":"a","title":null,"inputSchema":{"type":"object"},"outputSchema":null,"annotations":null,"mcpExpose":null}],"implementation":{"type":null,"methods":{"a":"m","b":null}}}`,
+		"nulls": `{"id":"x","name":null,"requires":null,"tools":[{"name":"a","title":null,"inputSchema":{"type":"object"},"outputSchema":null,"annotations":null,"mcpExpose":null}],"implementation":{"type":null,"methods":{"a":"m","b":null}}}`,
 		"repeated unknown members and method names": `{"id":"x","x-a":1,"x-a":{},"tools":[{"name":"a","inputSchema":{"type":"object"},"x-b":1,"x-b":2}],"implementation":{"methods":{"a":"m1","a":"m2"}}}`,
-		"escapes":          `{"id":"\u0078","tools":[{"name":"a\u002eb","description":"tab\there \ud83d\ude00","inputSchema":{"type":"object"},"annotations":{"title":"\"q\"","readOnlyHint":false}}],"implementation":{"methods":{"a\u002eb":"m\/n"}}}`,
-		"white space":      "{ \"id\" : \"x\" ,\n \"tools\" : [ { \"name\" : \"a\" , \"inputSchema\" : { \"type\" : \"object\" } } ,\n {\"name\":\"b\",\"inputSchema\":{\"type\":\"object\"}} ] , \"requires\" : { \"a\" : [ 1 , 2 ] } }",
-		"unknown members":  `{"id":"x","extra":{"tools":[]},"tools":[{"name":"a","inputSchema":{"type":"object"},"x-note":"n"}]}`,
-		"wrong types":      `{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"title":3},{"name":"b","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":"yes"}},{"name":"c","inputSchema":{"type":"object"}}]}`,
+		"escapes":         `{"id":"\u0078","tools":[{"name":"a\u002eb","description":"tab\there \ud83d\ude00","inputSchema":{"type":"object"},"annotations":{"title":"\"q\"","readOnlyHint":false}}],"implementation":{"methods":{"a\u002eb":"m\/n"}}}`,
+		"white space":     "{ \"id\" : \"x\" ,\n \"tools\" : [ { \"name\" : \"a\" , \"inputSchema\" : { \"type\" : \"object\" } } ,\n {\"name\":\"b\",\"inputSchema\":{\"type\":\"object\"}} ] , \"requires\" : { \"a\" : [ 1 , 2 ] } }",
+		"unknown members": `{"id":"x","extra":{"tools":[]},"tools":[{"name":"a","inputSchema":{"type":"object"},"x-note":"n"}]}`,
+		"wrong types":     `{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"title":3},{"name":"b","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":"yes"}},{"name":"c","inputSchema":{"type":"object"}}]}`,
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
