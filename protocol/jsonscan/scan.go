@@ -343,61 +343,35 @@ func hex4(h []byte) rune {
 // whole of data is checked in the same pass.
 func Object(data []byte, f func(rawKey, value []byte) error) error {
 	s := scanner{data: data}
-	s.skipSpace()
-	if s.pos >= len(data) {
-		return s.fail("unexpected end of JSON input")
-	}
-	if data[s.pos] != '{' {
-		return ErrNotObject
-	}
-	s.pos++
-	s.skipSpace()
-	if s.pos < len(data) && data[s.pos] == '}' {
-		s.pos++
-	} else {
-		for {
-			if s.pos >= len(data) || data[s.pos] != '"' {
-				return s.fail("expected a string key")
-			}
-			keyStart := s.pos
-			if err := s.str(); err != nil {
-				return err
-			}
-			key := data[keyStart:s.pos]
-			s.skipSpace()
-			if s.pos >= len(data) || data[s.pos] != ':' {
-				return s.fail("expected ':' after an object key")
-			}
-			s.pos++
-			s.skipSpace()
-			valStart := s.pos
-			if err := s.value(1); err != nil {
-				return err
-			}
-			if err := f(key, data[valStart:s.pos]); err != nil {
-				return err
-			}
-			s.skipSpace()
-			if s.pos >= len(data) {
-				return s.fail("unexpected end of JSON input")
-			}
-			if data[s.pos] == ',' {
-				s.pos++
-				s.skipSpace()
-				continue
-			}
-			if data[s.pos] == '}' {
-				s.pos++
-				break
-			}
-			return s.fail("expected ',' or '}' in an object")
+	more, err := s.open('{', '}', ErrNotObject)
+	for more && err == nil {
+		if s.pos >= len(data) || data[s.pos] != '"' {
+			return s.fail("expected a string key")
 		}
+		keyStart := s.pos
+		if err := s.str(); err != nil {
+			return err
+		}
+		key := data[keyStart:s.pos]
+		s.skipSpace()
+		if s.pos >= len(data) || data[s.pos] != ':' {
+			return s.fail("expected ':' after an object key")
+		}
+		s.pos++
+		s.skipSpace()
+		valStart := s.pos
+		if err := s.value(1); err != nil {
+			return err
+		}
+		if err := f(key, data[valStart:s.pos]); err != nil {
+			return err
+		}
+		more, err = s.next('}', "expected ',' or '}' in an object")
 	}
-	s.skipSpace()
-	if s.pos != len(data) {
-		return s.fail("unexpected data after the top-level value")
+	if err != nil {
+		return err
 	}
-	return nil
+	return s.end()
 }
 
 // Array validates data as one JSON array, optionally surrounded by white
@@ -407,44 +381,65 @@ func Object(data []byte, f func(rawKey, value []byte) error) error {
 // same pass.
 func Array(data []byte, f func(value []byte) error) error {
 	s := scanner{data: data}
-	s.skipSpace()
-	if s.pos >= len(data) {
-		return s.fail("unexpected end of JSON input")
+	more, err := s.open('[', ']', ErrNotArray)
+	for more && err == nil {
+		start := s.pos
+		if err := s.value(1); err != nil {
+			return err
+		}
+		if err := f(data[start:s.pos]); err != nil {
+			return err
+		}
+		more, err = s.next(']', "expected ',' or ']' in an array")
 	}
-	if data[s.pos] != '[' {
-		return ErrNotArray
+	if err != nil {
+		return err
+	}
+	return s.end()
+}
+
+// open starts Object's or Array's top-level value, which opens with
+// opening: more reports a first member or element to read, false when
+// closing follows at once. Another kind of value is notKind.
+func (s *scanner) open(opening, closing byte, notKind error) (more bool, err error) {
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return false, s.fail("unexpected end of JSON input")
+	}
+	if s.data[s.pos] != opening {
+		return false, notKind
 	}
 	s.pos++
 	s.skipSpace()
-	if s.pos < len(data) && data[s.pos] == ']' {
+	if s.pos < len(s.data) && s.data[s.pos] == closing {
 		s.pos++
-	} else {
-		for {
-			start := s.pos
-			if err := s.value(1); err != nil {
-				return err
-			}
-			if err := f(data[start:s.pos]); err != nil {
-				return err
-			}
-			s.skipSpace()
-			if s.pos >= len(data) {
-				return s.fail("unexpected end of JSON input")
-			}
-			if data[s.pos] == ',' {
-				s.pos++
-				s.skipSpace()
-				continue
-			}
-			if data[s.pos] == ']' {
-				s.pos++
-				break
-			}
-			return s.fail("expected ',' or ']' in an array")
-		}
+		return false, nil
 	}
+	return true, nil
+}
+
+// next reads what follows a member or element of Object's or Array's
+// value: a comma and more, or closing; anything else fails with want.
+func (s *scanner) next(closing byte, want string) (more bool, err error) {
 	s.skipSpace()
-	if s.pos != len(data) {
+	switch {
+	case s.pos >= len(s.data):
+		return false, s.fail("unexpected end of JSON input")
+	case s.data[s.pos] == ',':
+		s.pos++
+		s.skipSpace()
+		return true, nil
+	case s.data[s.pos] == closing:
+		s.pos++
+		return false, nil
+	}
+	return false, s.fail(want)
+}
+
+// end checks that nothing but white space follows the top-level value.
+func (s *scanner) end() error {
+	s.skipSpace()
+	if s.pos != len(s.data) {
 		return s.fail("unexpected data after the top-level value")
 	}
 	return nil
