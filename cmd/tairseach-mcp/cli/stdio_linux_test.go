@@ -44,22 +44,34 @@ func TestPollableInputPipeHasADescriptionOfItsOwn(t *testing.T) {
 	if nonblocking(t, r) {
 		t.Error("the inherited description was made non-blocking")
 	}
-	w.WriteString("first\n")
+	readsUntilDone(t, in, done, w)
+	inheritedReads(t, r, w)
+}
+
+// readsUntilDone checks that in reads what the peer writes, and that a
+// read waiting for input ends when done closes in.
+func readsUntilDone(t *testing.T, in io.Reader, done func(), peer *os.File) {
+	t.Helper()
+	peer.WriteString("first\n")
 	buf := make([]byte, 16)
 	if n, err := in.Read(buf); err != nil || string(buf[:n]) != "first\n" {
 		t.Fatalf("read %q, %v", buf[:n], err)
 	}
-
-	// A read waiting for input ends when done closes the reader.
 	waiting := make(chan error, 1)
 	go func() { _, err := in.Read(buf); waiting <- err }()
 	done()
 	if err := <-waiting; err == nil {
 		t.Error("a waiting read returned no error after done")
 	}
-	// The inherited descriptor is still open and reads as before.
-	w.WriteString("second\n")
-	if n, err := r.Read(buf); err != nil || string(buf[:n]) != "second\n" {
+}
+
+// inheritedReads checks that the inherited file is still open and reads
+// what the peer writes, as before.
+func inheritedReads(t *testing.T, inherited, peer *os.File) {
+	t.Helper()
+	peer.WriteString("second\n")
+	buf := make([]byte, 16)
+	if n, err := inherited.Read(buf); err != nil || string(buf[:n]) != "second\n" {
 		t.Fatalf("inherited read %q, %v", buf[:n], err)
 	}
 }
@@ -119,25 +131,11 @@ func TestPollableInputSocketIsMadeBlockingAgainWhenDone(t *testing.T) {
 	if nonblocking(t, stdout) {
 		t.Error("stdout's socket was made non-blocking")
 	}
-	peer.WriteString("first\n")
-	buf := make([]byte, 16)
-	if n, err := in.Read(buf); err != nil || string(buf[:n]) != "first\n" {
-		t.Fatalf("read %q, %v", buf[:n], err)
-	}
-	waiting := make(chan error, 1)
-	go func() { _, err := in.Read(buf); waiting <- err }()
-	done()
-	if err := <-waiting; err == nil {
-		t.Error("a waiting read returned no error after done")
-	}
+	readsUntilDone(t, in, done, peer)
 	if nonblocking(t, sock) {
 		t.Error("the socket was left non-blocking after done")
 	}
-	// The inherited descriptor is still open and reads, blocking, as before.
-	peer.WriteString("second\n")
-	if n, err := sock.Read(buf); err != nil || string(buf[:n]) != "second\n" {
-		t.Fatalf("inherited read %q, %v", buf[:n], err)
-	}
+	inheritedReads(t, sock, peer) // blocking, as before
 }
 
 func TestPollableInputSocketAlreadyNonBlockingStaysSo(t *testing.T) {
