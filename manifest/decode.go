@@ -111,12 +111,24 @@ func decodeTool(raw []byte, doc any, t *Tool) error {
 		case "annotations":
 			return onceEach(value, annotationKeys, "annotations")
 		case "inputSchema":
-			t.InputSchema = bytes.Clone(value)
+			t.InputSchema = compactCopy(value)
 		case "outputSchema":
-			t.OutputSchema = bytes.Clone(value)
+			t.OutputSchema = compactCopy(value)
 		}
 		return nil
 	})
+}
+
+// compactCopy returns value without white space, the form schemas are
+// listed in, so the tool list shares their bytes instead of keeping a
+// second copy; in memory of its own, so the file it came from is not
+// kept. Compact copies only a value that has white space.
+func compactCopy(value []byte) []byte {
+	c, err := jsonscan.Compact(value)
+	if err != nil || len(c) == 0 || &c[0] == &value[0] {
+		return bytes.Clone(value)
+	}
+	return c
 }
 
 // names finds a known name that appears twice among an object's members.

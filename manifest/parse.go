@@ -178,7 +178,6 @@ func (p *parser) parse(data []byte) *Manifest {
 		if !t.Broken {
 			p.compileTool(t)
 		}
-		compactSchemas(t)
 		m.Tools = append(m.Tools, t)
 	}
 
@@ -214,18 +213,6 @@ func (p *parser) lintTool(t *Tool) {
 				p.add(Warning, t.Path()+".inputSchema."+kw, t.Name, "top-level %s in inputSchema is rejected by some model APIs; move it into a property", kw)
 			}
 		}
-	}
-}
-
-// compactSchemas keeps a tool's schemas without white space: the form
-// they are listed in, so the tool list shares their bytes instead of
-// keeping a second copy.
-func compactSchemas(t *Tool) {
-	if c, err := jsonscan.Compact(t.InputSchema); err == nil {
-		t.InputSchema = c
-	}
-	if c, err := jsonscan.Compact(t.OutputSchema); err == nil {
-		t.OutputSchema = c
 	}
 }
 

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,12 @@ import (
 // varied so that nothing can be shared between them): the work between
 // the bridge starting and its first tools/list answer.
 func BenchmarkLoad1000(b *testing.B) {
+	b.Run("compact", func(b *testing.B) { benchLoad1000(b, false) })
+	// As people write them, and as manifests-example has them.
+	b.Run("indented", func(b *testing.B) { benchLoad1000(b, true) })
+}
+
+func benchLoad1000(b *testing.B, indent bool) {
 	dir := b.TempDir()
 	for f := range 10 {
 		var tools, methods []string
@@ -21,8 +29,15 @@ func BenchmarkLoad1000(b *testing.B) {
 				name, i, strings.Repeat("Searches the user's items and returns the ones that match. ", 3), i, 100+i))
 			methods = append(methods, fmt.Sprintf("%q:\"echo\"", name))
 		}
-		writeFile(b, filepath.Join(dir, fmt.Sprintf("filler%02d.json", f)),
-			fmt.Sprintf(`{"id":"filler%d","name":"Filler","version":"1.0.0","tools":[%s],"implementation":{"methods":{%s}}}`, f, strings.Join(tools, ","), strings.Join(methods, ",")))
+		data := fmt.Sprintf(`{"id":"filler%d","name":"Filler","version":"1.0.0","tools":[%s],"implementation":{"methods":{%s}}}`, f, strings.Join(tools, ","), strings.Join(methods, ","))
+		if indent {
+			var buf bytes.Buffer
+			if err := json.Indent(&buf, []byte(data), "", "  "); err != nil {
+				b.Fatal(err)
+			}
+			data = buf.String()
+		}
+		writeFile(b, filepath.Join(dir, fmt.Sprintf("filler%02d.json", f)), data)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
