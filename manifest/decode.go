@@ -45,15 +45,10 @@ func decodeManifest(data []byte, top map[string]any) (m Manifest, tools [][]byte
 	if err != nil {
 		return Manifest{}, nil, err
 	}
-	seen := names{known: manifestKeys}
-	err = jsonscan.Object(data, func(rawKey, value []byte) error {
-		name := jsonscan.Name(rawKey)
-		if err := seen.once(name); err != nil {
-			return err
-		}
+	err = members(data, manifestKeys, "", func(name, value []byte) error {
 		switch string(name) {
 		case "implementation":
-			return onceEach(value, implKeys, "implementation")
+			return members(value, implKeys, "implementation", nil)
 		case "tools":
 			tools = nil
 			if string(value) == "null" {
@@ -101,15 +96,10 @@ func decodeTool(raw []byte, doc any, t *Tool) error {
 	if err != nil {
 		return err
 	}
-	seen := names{known: toolKeys}
-	return jsonscan.Object(raw, func(rawKey, value []byte) error {
-		name := jsonscan.Name(rawKey)
-		if err := seen.once(name); err != nil {
-			return err
-		}
+	return members(raw, toolKeys, "", func(name, value []byte) error {
 		switch string(name) {
 		case "annotations":
-			return onceEach(value, annotationKeys, "annotations")
+			return members(value, annotationKeys, "annotations", nil)
 		case "inputSchema":
 			t.InputSchema = compactCopy(value)
 		case "outputSchema":
@@ -158,11 +148,18 @@ func (e *repeatedName) Error() string {
 	return fmt.Sprintf("%q appears twice; a name may appear only once", e.path[strings.LastIndexByte(e.path, '.')+1:])
 }
 
-// onceEach checks that no name of known appears twice in the object
-// data (at path); anything but an object is left to the format check.
-func onceEach(data []byte, known []string, path string) error {
+// members calls f, when set, with each member of the object data (at
+// path), and fails on a name of known that appears twice; anything but
+// an object is left to the format check.
+func members(data []byte, known []string, path string, f func(name, value []byte) error) error {
 	seen := names{known: known, path: path}
-	err := jsonscan.Object(data, func(rawKey, _ []byte) error { return seen.once(jsonscan.Name(rawKey)) })
+	err := jsonscan.Object(data, func(rawKey, value []byte) error {
+		name := jsonscan.Name(rawKey)
+		if err := seen.once(name); err != nil || f == nil {
+			return err
+		}
+		return f(name, value)
+	})
 	if err == jsonscan.ErrNotObject {
 		return nil
 	}
