@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -68,9 +67,6 @@ type Options struct {
 	// in a goroutine; Tools and CallTool wait until the first load is
 	// done. A server uses it to answer initialize while it loads.
 	LoadInBackground bool
-	// AroundReload, when set, runs each reload that Watch makes: it calls
-	// reload, and may arrange how it runs, such as on more processors.
-	AroundReload func(reload func())
 }
 
 // Registry is the live tool table. It is safe for concurrent use: calls
@@ -82,10 +78,7 @@ type Registry struct {
 	reload sync.Mutex // serialises Reload; guards files
 	files  map[string]*fileState
 
-	loaded       chan struct{} // closed when the first load is done
-	reloads      atomic.Int64  // number of Reload calls, for tests
-	watching     chan struct{} // closed once Watch has its watches in place
-	watchingOnce sync.Once
+	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
 }
 
@@ -105,7 +98,7 @@ type fileState struct {
 // New returns a registry with the manifests under opts.Dirs loaded. It
 // never fails: problems are in Snapshot().Problems and are logged.
 func New(opts Options) *Registry {
-	r := &Registry{opts: opts, files: map[string]*fileState{}, watching: make(chan struct{}), loaded: make(chan struct{})}
+	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{})}
 	if opts.Logger != nil {
 		r.log = *opts.Logger
 	} else {
@@ -153,87 +146,97 @@ func (r *Registry) Tools() *protocol.ToolSet {
 func (r *Registry) Reload() *Snapshot {
 	r.reload.Lock()
 	defer r.reload.Unlock()
-	r.reloads.Add(1)
-
 	start := time.Now()
-	paths, walkProblems := manifest.Files(r.opts.Dirs...)
-
-	// Read every file; parse the ones whose contents changed, in parallel
-	// (decoding and checking them is most of the work of a load).
-	jobs := make([]job, len(paths))
-	var toParse []*job
-	for i, p := range paths {
-		j := &jobs[i]
-		j.path = p
-		j.data, j.readErr = manifest.ReadData(p)
-		if j.readErr != nil {
-			continue
-		}
-		j.sum = sha256.Sum256(j.data)
-		if st := r.files[p]; st == nil || !st.hasSum || st.sum != j.sum {
-			j.changed = true
-			toParse = append(toParse, j)
-		} else {
-			j.data = nil
-		}
-	}
-	if r.unchanged(paths, walkProblems, jobs, toParse) {
-		r.log.Debug().Int("files", len(paths)).Dur("dur", time.Since(start)).Msg("manifests unchanged")
+	scan := r.scan()
+	if r.unchanged(scan) {
+		r.log.Debug().Int("files", len(scan.files)).Dur("dur", time.Since(start)).Msg("manifests unchanged")
 		return r.snap.Load()
 	}
-	r.walkProblems = walkProblems
-	workers := runtime.GOMAXPROCS(0)
-	select {
-	case <-r.loaded:
-		// Calls are being served: leave them a processor.
-		workers = max(1, workers-1)
-	default:
-	}
-	parallel(len(toParse), workers, func(i int) {
-		j := toParse[i]
-		j.parsed, j.problems = manifest.Parse(j.path, j.data)
-	})
+	fresh := r.parse(scan)
+	ms, problems := r.merge(scan)
+	next, changed := r.publish(ms, problems, fresh)
+	r.log.Debug().Int("tools", next.tools.Len()).Int("files", len(scan.files)).Bool("changed", changed).
+		Dur("dur", time.Since(start)).Msg("manifests loaded")
+	return next
+}
 
-	var fresh []manifest.Problem
-	seen := make(map[string]bool, len(paths))
-	var ms []*manifest.Manifest
-	var fileProblems []manifest.Problem
-	for i := range jobs {
-		j := &jobs[i]
-		p := j.path
-		seen[p] = true
-		st := r.files[p]
+// scanned is what a reload found on disk: every manifest file's contents
+// (or why it could not be read) and the problems met walking the folders.
+type scanned struct {
+	files        []scannedFile
+	walkProblems []manifest.Problem
+}
+
+type scannedFile struct {
+	path    string
+	data    []byte
+	sum     [sha256.Size]byte
+	readErr error
+}
+
+// scan walks the manifest folders and reads every manifest file.
+func (r *Registry) scan() scanned {
+	paths, walkProblems := manifest.Files(r.opts.Dirs...)
+	s := scanned{files: make([]scannedFile, len(paths)), walkProblems: walkProblems}
+	for i, p := range paths {
+		f := &s.files[i]
+		f.path = p
+		if f.data, f.readErr = manifest.ReadData(p); f.readErr == nil {
+			f.sum = sha256.Sum256(f.data)
+		}
+	}
+	return s
+}
+
+// unchanged reports whether a scan found exactly what the last reload
+// did: the same files, all readable, with the same contents, and the same
+// problems walking the folders. Then the current snapshot stands as it is.
+func (r *Registry) unchanged(s scanned) bool {
+	if len(s.files) != len(r.files) || !slices.Equal(s.walkProblems, r.walkProblems) {
+		return false
+	}
+	for _, f := range s.files {
+		st := r.files[f.path]
+		if f.readErr != nil || st == nil || !st.hasSum || st.sum != f.sum {
+			return false
+		}
+	}
+	return true
+}
+
+// parse parses the files whose contents changed since the last reload and
+// records each file's state; it returns the problems that are new.
+func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
+	r.walkProblems = s.walkProblems
+	seen := make(map[string]bool, len(s.files))
+	for _, f := range s.files {
+		seen[f.path] = true
+		st := r.files[f.path]
 		if st == nil {
 			st = &fileState{}
-			r.files[p] = st
+			r.files[f.path] = st
 		}
 		switch {
-		case j.readErr != nil:
+		case f.readErr != nil:
 			// Vanished between the walk and the read, unreadable, or not
 			// a regular file: treat like a parse failure so last good
 			// tools stay.
-			pr := manifest.ReadProblem(p, j.readErr)
+			pr := manifest.ReadProblem(f.path, f.readErr)
 			if len(st.problems) != 1 || st.problems[0] != pr {
 				fresh = append(fresh, pr)
 			}
 			st.hasSum, st.parsed, st.problems = false, nil, []manifest.Problem{pr}
-		case j.changed:
-			st.sum, st.hasSum, st.parsed, st.problems = j.sum, true, j.parsed, j.problems
-			if j.parsed != nil && !manifest.HasErrors(j.problems) {
-				st.lastGood = j.parsed
+		case !st.hasSum || st.sum != f.sum:
+			m, problems := manifest.Parse(f.path, f.data)
+			st.sum, st.hasSum, st.parsed, st.problems = f.sum, true, m, problems
+			if m != nil && !manifest.HasErrors(problems) {
+				st.lastGood = m
 			}
-			fresh = append(fresh, j.problems...)
-			if manifest.HasErrors(j.problems) && st.lastGood != nil && st.lastGood != j.parsed {
-				fresh = append(fresh, manifest.Problem{File: p, Severity: manifest.Warning,
+			fresh = append(fresh, problems...)
+			if manifest.HasErrors(problems) && st.lastGood != nil && st.lastGood != m {
+				fresh = append(fresh, manifest.Problem{File: f.path, Severity: manifest.Warning,
 					Message: "keeping the tools of the last good version until the errors are fixed"})
 			}
-		}
-		fileProblems = append(fileProblems, st.problems...)
-		switch {
-		case manifest.HasErrors(st.problems) && st.lastGood != nil:
-			ms = append(ms, st.lastGood)
-		case st.parsed != nil:
-			ms = append(ms, st.parsed)
 		}
 	}
 	for p := range r.files {
@@ -241,11 +244,34 @@ func (r *Registry) Reload() *Snapshot {
 			delete(r.files, p) // removed: its tools go away
 		}
 	}
+	return fresh
+}
 
+// merge returns the manifests to serve, in file order (a file with errors
+// is served as its last good version, when it had one), and every
+// problem of the files as they are now.
+func (r *Registry) merge(s scanned) (ms []*manifest.Manifest, problems []manifest.Problem) {
+	problems = slices.Clone(s.walkProblems)
+	for _, f := range s.files {
+		st := r.files[f.path]
+		problems = append(problems, st.problems...)
+		switch {
+		case manifest.HasErrors(st.problems) && st.lastGood != nil:
+			ms = append(ms, st.lastGood)
+		case st.parsed != nil:
+			ms = append(ms, st.parsed)
+		}
+	}
+	return ms, problems
+}
+
+// publish builds the snapshot of ms, stores it, logs and reports the
+// problems that are new, and tells OnChange when what clients see changed.
+func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.Problem) (next *Snapshot, changed bool) {
 	old := r.snap.Load()
-	next := build(r.opts.Prefix, ms)
-	next.Problems = slices.Concat(walkProblems, fileProblems, next.naming, next.renames)
-	for _, pr := range slices.Concat(walkProblems, next.naming) {
+	next = build(r.opts.Prefix, ms)
+	next.Problems = slices.Concat(problems, next.naming, next.renames)
+	for _, pr := range next.naming {
 		if !slices.Contains(old.Problems, pr) {
 			fresh = append(fresh, pr)
 		}
@@ -257,75 +283,22 @@ func (r *Registry) Reload() *Snapshot {
 			r.log.Debug().Str("manifest", pr.File).Str("tool", pr.Tool).Msg(pr.Message)
 		}
 	}
-	changed := !next.tools.Equal(old.tools)
+	changed = !next.tools.Equal(old.tools)
 	if !changed {
 		// Keep the old set: clients' pagination cursors stay valid.
 		next.tools = old.tools
 	}
 	r.snap.Store(next)
 	r.logProblems(fresh)
-	r.log.Debug().Int("tools", next.tools.Len()).Int("files", len(paths)).Bool("changed", changed).
-		Dur("dur", time.Since(start)).Msg("manifests loaded")
 	select {
 	case <-r.loaded:
+		if changed && r.opts.OnChange != nil {
+			r.opts.OnChange(next)
+		}
 	default:
 		// The first load: nobody has seen a list yet, so nothing changed for anyone.
-		changed = false
 	}
-	if changed && r.opts.OnChange != nil {
-		r.opts.OnChange(next)
-	}
-	return next
-}
-
-// unchanged reports whether a reload found exactly what the last one did:
-// the same files, all readable, with the same contents, and the same
-// problems walking the folders. Then the current snapshot stands as it is.
-func (r *Registry) unchanged(paths []string, walkProblems []manifest.Problem, jobs []job, toParse []*job) bool {
-	if len(toParse) > 0 || len(paths) != len(r.files) || !slices.Equal(walkProblems, r.walkProblems) {
-		return false
-	}
-	for i := range jobs {
-		if jobs[i].readErr != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// job is one manifest file during a reload.
-type job struct {
-	path     string
-	data     []byte
-	sum      [sha256.Size]byte
-	readErr  error
-	parsed   *manifest.Manifest
-	problems []manifest.Problem
-	changed  bool
-}
-
-// parallel runs f(0..n-1) on up to workers goroutines and waits for all.
-func parallel(n, workers int, f func(i int)) {
-	workers = min(n, workers)
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		// Each worker takes indexes until none are left; parallel waits for all.
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
+	return next, changed
 }
 
 // logProblems logs each new problem: errors at error level, warnings at

@@ -30,8 +30,7 @@ func (r *Registry) Watch(ctx context.Context) error {
 	watched := map[string]bool{}
 	r.syncWatches(w, watched)
 	// Anything that changed between New and now had no watch to see it.
-	r.watchReload()
-	r.watchingOnce.Do(func() { close(r.watching) })
+	r.Reload()
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -73,18 +72,9 @@ func (r *Registry) Watch(ctx context.Context) error {
 			}
 			pending = false
 			r.syncWatches(w, watched)
-			r.watchReload()
+			r.Reload()
 		}
 	}
-}
-
-// watchReload reloads through Options.AroundReload, if set.
-func (r *Registry) watchReload() {
-	if r.opts.AroundReload == nil {
-		r.Reload()
-		return
-	}
-	r.opts.AroundReload(func() { r.Reload() })
 }
 
 // relevant reports whether an event can change the tool table: anything
