@@ -31,11 +31,12 @@ type collector struct {
 	mu        sync.Mutex
 	responses map[string][]string
 	others    []string
+	arrived   chan struct{} // closed and replaced when a response arrives
 	done      chan struct{}
 }
 
 func collect(t *testing.T, r io.Reader) *collector {
-	c := &collector{responses: map[string][]string{}, done: make(chan struct{})}
+	c := &collector{responses: map[string][]string{}, arrived: make(chan struct{}), done: make(chan struct{})}
 	// Reads until the bridge closes stdout.
 	go func() {
 		defer close(c.done)
@@ -55,6 +56,8 @@ func collect(t *testing.T, r io.Reader) *collector {
 			c.mu.Lock()
 			if len(env.ID) > 0 {
 				c.responses[string(env.ID)] = append(c.responses[string(env.ID)], line)
+				close(c.arrived)
+				c.arrived = make(chan struct{})
 			} else {
 				c.others = append(c.others, line)
 			}
@@ -65,9 +68,16 @@ func collect(t *testing.T, r io.Reader) *collector {
 }
 
 func (c *collector) count() int {
+	n, _ := c.countAndWake()
+	return n
+}
+
+// countAndWake returns the number of ids answered and a channel closed
+// when the next response arrives.
+func (c *collector) countAndWake() (int, <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.responses)
+	return len(c.responses), c.arrived
 }
 
 // exactlyOnce checks that ids 1..n each got one response and returns how
@@ -96,12 +106,19 @@ func (c *collector) exactlyOnce(t *testing.T, n int) (toolErrors int) {
 
 func waitCount(t *testing.T, c *collector, n int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for c.count() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d responses after %s, want %d", c.count(), within, n)
+	timeout := time.After(within)
+	for {
+		got, arrived := c.countAndWake()
+		if got >= n {
+			return
 		}
-		time.Sleep(5 * time.Millisecond) // the other side is another process
+		select {
+		case <-arrived:
+		case <-c.done:
+			t.Fatalf("the bridge closed stdout after %d responses, want %d", got, n)
+		case <-timeout:
+			t.Fatalf("%d responses after %s, want %d", got, within, n)
+		}
 	}
 }
 

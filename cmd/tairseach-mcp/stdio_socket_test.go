@@ -47,7 +47,6 @@ func TestOneSocketAsStdinAndStdout(t *testing.T) {
 	for i := 1; i <= lists; i++ {
 		fmt.Fprintf(client, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`+"\n", i)
 	}
-	time.Sleep(300 * time.Millisecond) // the responses fill the socket's buffer meanwhile
 	client.SetReadDeadline(time.Now().Add(20 * time.Second))
 	r := bufio.NewReaderSize(client, 1<<20)
 	for i := 0; i <= lists; i++ {
@@ -70,10 +69,9 @@ func TestOneSocketAsStdinAndStdout(t *testing.T) {
 
 // Clients start the bridge with pipes (Go's os/exec, Python) or with a
 // socket for stdin and another for stdout (Node's child_process, so
-// Claude Desktop and the Inspector). Either way it must serve from one
-// processor with stdin in the poller, and leave the description of the
-// stdin it inherited as it found it: a wrapper that started the bridge
-// may share it.
+// Claude Desktop and the Inspector). Either way it must serve, and leave
+// the description of the stdin it inherited as it found it: a wrapper
+// that started the bridge may share it.
 func TestStdinAsClientsGiveIt(t *testing.T) {
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
@@ -147,9 +145,6 @@ func TestStdinAsClientsGiveIt(t *testing.T) {
 			inW.Close() // end of input
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("bridge: %v; stderr:\n%s", err, stderr.String())
-			}
-			if !strings.Contains(stderr.String(), `"processors":1,`) {
-				t.Errorf("the bridge did not serve from one processor; stderr:\n%s", stderr.String())
 			}
 			rc, err := inR.SyscallConn()
 			if err != nil {

@@ -59,7 +59,7 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 	log := newLogger(e.stderr, level, opts.logFormat)
 	backend := newBackend(opts, &log)
 	defer backend.Close()
-	reg := newRegistry(opts, backend, &log, nil, nil)
+	reg := newRegistry(opts, backend, &log, nil)
 	res, err := reg.CallTool(ctx, &protocol.CallToolRequest{Name: args[0], Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
 	if err != nil {
 		return fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)

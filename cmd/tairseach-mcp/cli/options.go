@@ -34,8 +34,7 @@ type options struct {
 	poolSize       int
 	maxReplySize   int
 	allowAnyPeer   bool
-	cpuProfile     string // hidden: write a CPU profile of the session
-	logLevelSet    bool   // --log-level or its variable was given
+	logLevelSet    bool // --log-level or its variable was given
 }
 
 // setting describes one flag and its variable, for registration and help.
@@ -85,8 +84,6 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.poolSize, "pool-size", 16, u("pool-size"))
 	fs.IntVar(&o.maxReplySize, "max-reply-size", 32<<20, u("max-reply-size"))
 	fs.BoolVar(&o.allowAnyPeer, "allow-any-peer", false, u("allow-any-peer"))
-	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the session to this file (for performance work)")
-	_ = fs.MarkHidden("cpu-profile")
 }
 
 // applyEnv sets every flag the command line left alone from its

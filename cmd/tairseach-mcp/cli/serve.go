@@ -3,14 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -21,34 +16,14 @@ import (
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
-// gcPercent is the bridge's default GOGC.
-const gcPercent = 50
-
 // runServe serves MCP on the env's stdin and stdout until stdin ends or
 // ctx is cancelled (a signal). stdout carries protocol messages only.
 func runServe(ctx context.Context, e *env, opts *options) error {
 	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
 	// A client that closes the bridge's stdout then ends the session
-	// through the failed write (calls cancelled, stdin restored, the
-	// reason logged, exit status 1) instead of by SIGPIPE on the spot.
+	// through the failed write (calls cancelled, the reason logged, exit
+	// status 1) instead of by SIGPIPE on the spot.
 	signal.Ignore(syscall.SIGPIPE)
-	if os.Getenv("GOGC") == "" {
-		// The bridge allocates little per call, so collecting at half the
-		// default heap growth costs about 1 µs of CPU per call and keeps
-		// it some 2.5 MiB smaller (scripts/bench); GOGC still overrides.
-		debug.SetGCPercent(gcPercent)
-	}
-	if opts.cpuProfile != "" {
-		f, err := os.Create(opts.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 
@@ -64,24 +39,8 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	if opts.progress == 0 {
 		srv.ProgressInterval = -1 // off
 	}
-	// The bridge loads manifests on every processor and serves on one
-	// (see below, when serveOnOne is set).
-	var serveOnOne atomic.Bool
-	reg := newRegistry(opts, backend, &log, srv, reloadOnEveryProcessor(runtime.GOMAXPROCS(0), &serveOnOne))
+	reg := newRegistry(opts, backend, &log, srv)
 	srv.Tools = reg
-
-	in, pollable := e.stdin, false
-	if f, ok := in.(*os.File); ok {
-		var shared []*os.File
-		for _, w := range []io.Writer{e.stdout, e.stderr} {
-			if o, ok := w.(*os.File); ok {
-				shared = append(shared, o)
-			}
-		}
-		var done func()
-		in, done, pollable = pollableInput(f, shared...)
-		defer done()
-	}
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
@@ -95,20 +54,10 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		case <-watchCtx.Done():
 			return
 		}
-		if _, set := e.getenv("GOMAXPROCS"); !set && pollable {
-			// Serving is a few µs of work per call between system calls:
-			// one processor does it with less CPU and latency than two,
-			// whose goroutines wake each other's threads (see the README's
-			// Performance). Not with a blocking stdin, whose read would
-			// hold the one processor; and the first load, CPU-bound and
-			// parallel, keeps every processor.
-			runtime.GOMAXPROCS(1)
-			serveOnOne.Store(true)
-		}
 		snap := reg.Snapshot()
 		logSummary(&log, snap)
 		log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("socket", opts.socket).
-			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Int("processors", runtime.GOMAXPROCS(0)).Msg("serving on stdio")
+			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
 		if opts.noWatch {
 			return
 		}
@@ -122,10 +71,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 			fmt.Fprintln(e.stderr, "tairseach-mcp serves MCP on stdin/stdout: type JSON-RPC requests, one per line, or press Ctrl-D to quit.\nTry: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}   (tairseach-mcp --help for more)")
 		}
 	}
-	if f, ok := e.stdout.(*os.File); ok {
-		growPipe(f)
-	}
-	err := srv.Serve(ctx, in, e.stdout)
+	err := srv.Serve(ctx, e.stdin, e.stdout)
 	stopWatch()
 	wg.Wait()
 	if err != nil {
@@ -134,23 +80,6 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	}
 	log.Debug().Msg("session ended")
 	return nil
-}
-
-// reloadOnEveryProcessor returns the registry's AroundReload: while the
-// bridge serves on one processor (serveOnOne), each reload runs on all
-// of them (all). A reload of many manifests is milliseconds of work, and
-// more of collecting its garbage; on the one processor, calls would wait
-// for it, their replies unseen until the scheduler took the processor
-// back: up to 39 ms during reloads of 1,000 tools, 10–13 ms with another
-// processor serving meanwhile (scripts/bench, three runs each).
-func reloadOnEveryProcessor(all int, serveOnOne *atomic.Bool) func(reload func()) {
-	return func(reload func()) {
-		if serveOnOne.Load() && all > 1 {
-			runtime.GOMAXPROCS(all)
-			defer runtime.GOMAXPROCS(1)
-		}
-		reload()
-	}
 }
 
 func newBackend(opts *options, log *zerolog.Logger) *socketclient.Client {
@@ -165,15 +94,14 @@ func newBackend(opts *options, log *zerolog.Logger) *socketclient.Client {
 // newRegistry loads the manifests. When srv is set, problems and backend
 // trouble are also sent to its clients that asked for log messages, and
 // tool list changes are announced.
-func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server, aroundReload func(func())) *registry.Registry {
+func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server) *registry.Registry {
 	ro := registry.Options{
-		Dirs:         opts.manifests,
-		Prefix:       opts.prefix,
-		Backend:      backend,
-		BackendAddr:  opts.socket,
-		CallTimeout:  opts.callTimeout,
-		Logger:       log,
-		AroundReload: aroundReload,
+		Dirs:        opts.manifests,
+		Prefix:      opts.prefix,
+		Backend:     backend,
+		BackendAddr: opts.socket,
+		CallTimeout: opts.callTimeout,
+		Logger:      log,
 	}
 	if srv != nil {
 		// Answer initialize while the manifests load; tools/list waits.

@@ -41,7 +41,7 @@ type toolInfo struct {
 
 func runTools(e *env, opts *options, asJSON bool) error {
 	log := zerolog.Nop()
-	reg := newRegistry(opts, nil, &log, nil, nil)
+	reg := newRegistry(opts, nil, &log, nil)
 	snap := reg.Snapshot()
 	if asJSON {
 		infos := make([]toolInfo, 0, len(snap.Entries))

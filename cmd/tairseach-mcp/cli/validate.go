@@ -53,7 +53,7 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict bool) erro
 		opts = &o
 	}
 	log := zerolog.Nop()
-	snap := newRegistry(opts, nil, &log, nil, nil).Snapshot()
+	snap := newRegistry(opts, nil, &log, nil).Snapshot()
 	rep := validateReport{Dirs: opts.manifests, Tools: len(snap.Entries), Problems: snap.Problems}
 	if rep.Problems == nil {
 		rep.Problems = []manifest.Problem{}
