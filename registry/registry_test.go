@@ -321,7 +321,40 @@ func watchRegistry(t *testing.T, dirs ...string) (*Registry, <-chan string) {
 	done := make(chan struct{})
 	go func() { defer close(done); r.Watch(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
+	watching(t, dirs[0], changes)
 	return r, changes
+}
+
+// watching returns once the watcher sees changes in dir, which it proves
+// by adding a manifest there and removing it again. Nothing is done for
+// a dir that does not exist.
+func watching(t *testing.T, dir string, changes <-chan string) {
+	t.Helper()
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	ready := filepath.Join(dir, "zz-watching.json")
+	writeFile(t, ready, manifestJSON("zz", "zz.watching"))
+	waitChange(t, changes, func(names string) bool { return strings.Contains(names, "zz_watching") })
+	if err := os.Remove(ready); err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, changes, func(names string) bool { return !strings.Contains(names, "zz_watching") })
+}
+
+func waitChange(t *testing.T, changes <-chan string, ok func(names string) bool) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-changes:
+			if ok(got) {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the watcher saw no change within 10s")
+		}
+	}
 }
 
 // expectNames waits for a change whose tool list is want.

@@ -10,16 +10,24 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/rs/zerolog"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 )
 
+// maxDelay bounds how long events that keep coming can put off a reload:
+// a file rewritten more often than the debounce delay must not hold off
+// every change.
+const maxDelay = time.Second
+
 // Watch watches the manifest folders and reloads after changes until ctx
 // is done. It watches every folder under each root (including folders
-// created later) and, while a root does not exist, its nearest existing
-// ancestor, so a root that appears, or is deleted and recreated, is picked
-// up. Bursts of events are debounced into one reload. Watch returns nil
-// when ctx is done, or an error when the watcher cannot be created.
+// created later), the folder holding each root, so a root that appears,
+// is deleted, or is a symlink pointed elsewhere is picked up, and the
+// folder of the file each symlinked manifest points at. Bursts of events
+// are debounced into one reload, made at most maxDelay after the first.
+// Watch returns nil when ctx is done, or an error when the watcher
+// cannot be created.
 func (r *Registry) Watch(ctx context.Context) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -27,14 +35,20 @@ func (r *Registry) Watch(ctx context.Context) error {
 	}
 	defer w.Close()
 
-	watched := map[string]bool{}
-	r.syncWatches(w, watched)
+	ws := &watches{w: w, log: r.log, paths: map[string]string{}}
+	ws.sync(r.opts.Dirs)
 	// Anything that changed between New and now had no watch to see it.
 	r.Reload()
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	pending := false
+	var deadline time.Time // of the pending reload; zero when none is pending
+	schedule := func() {
+		if deadline.IsZero() {
+			deadline = time.Now().Add(maxDelay)
+		}
+		timer.Reset(min(r.opts.Debounce, time.Until(deadline)))
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -43,20 +57,15 @@ func (r *Registry) Watch(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if !r.relevant(ev) {
+			if !ws.relevant(ev) {
 				continue
 			}
 			// A new folder must be watched before files appear in it,
-			// or their events are lost; rescan catches any that slipped by.
-			if ev.Has(fsnotify.Create) {
-				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-					r.syncWatches(w, watched)
-				}
+			// or their events are lost; the reload catches any that slipped by.
+			if ev.Has(fsnotify.Create) && isDir(ev.Name) {
+				ws.sync(r.opts.Dirs)
 			}
-			if !pending {
-				pending = true
-			}
-			timer.Reset(r.opts.Debounce)
+			schedule()
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
@@ -64,24 +73,35 @@ func (r *Registry) Watch(ctx context.Context) error {
 			// Typically an event queue overflow: events were lost, so
 			// reload from scratch to be sure.
 			r.log.Warn().Err(err).Msg("manifest watcher")
-			pending = true
-			timer.Reset(r.opts.Debounce)
+			schedule()
 		case <-timer.C:
-			if !pending {
-				continue
-			}
-			pending = false
-			r.syncWatches(w, watched)
+			deadline = time.Time{}
+			ws.sync(r.opts.Dirs)
 			r.Reload()
 		}
 	}
 }
 
+// watches keeps the watch list of a Watch in step with the folders.
+type watches struct {
+	w   *fsnotify.Watcher
+	log zerolog.Logger
+	// paths maps each watched folder to what it resolved to when the
+	// watch was added: a path whose symlink now points elsewhere is
+	// watched again.
+	paths map[string]string
+	// targets are the files symlinked manifests point at.
+	targets map[string]bool
+}
+
 // relevant reports whether an event can change the tool table: anything
 // about a folder, a root or a manifest file; not editor swap files.
-func (r *Registry) relevant(ev fsnotify.Event) bool {
+func (ws *watches) relevant(ev fsnotify.Event) bool {
 	if ev.Op == fsnotify.Chmod {
 		return false
+	}
+	if ws.targets[ev.Name] {
+		return true
 	}
 	base := filepath.Base(ev.Name)
 	if strings.HasPrefix(base, ".") {
@@ -95,49 +115,65 @@ func (r *Registry) relevant(ev fsnotify.Event) bool {
 	return !strings.Contains(base, ".") || isDir(ev.Name) || !exists(ev.Name)
 }
 
-// syncWatches makes the watch list match the folders that exist now.
-func (r *Registry) syncWatches(w *fsnotify.Watcher, watched map[string]bool) {
+// sync makes the watch list match the folders that exist now.
+func (ws *watches) sync(roots []string) {
 	want := map[string]bool{}
-	for _, root := range r.opts.Dirs {
+	ws.targets = map[string]bool{}
+	for _, root := range roots {
 		root = filepath.Clean(root)
+		// The folder holding the root sees it appear, go, or change
+		// where it points.
+		if a := existingAncestor(root); a != "" {
+			want[a] = true
+		}
 		if !isDir(root) {
-			if a := existingAncestor(root); a != "" {
-				want[a] = true
-			}
 			continue
 		}
 		_ = filepath.WalkDir(manifest.WalkRoot(root), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
-			if d.IsDir() {
-				path = filepath.Clean(path) // a symlinked root is walked as "root/"
+			path = filepath.Clean(path) // a symlinked root is walked as "root/"
+			switch {
+			case d.IsDir():
 				if path != root && strings.HasPrefix(d.Name(), ".") {
 					return fs.SkipDir
 				}
 				want[path] = true
+			case d.Type()&fs.ModeSymlink != 0 && manifest.IsManifestName(path):
+				// Edits to the file it points at happen in that file's folder.
+				if target, err := filepath.EvalSymlinks(path); err == nil {
+					ws.targets[target] = true
+					want[filepath.Dir(target)] = true
+				}
 			}
 			return nil
 		})
 	}
-	for p := range watched {
-		if !want[p] {
-			_ = w.Remove(p) // already gone when the folder was deleted
-			delete(watched, p)
+	for p, resolved := range ws.paths {
+		if !want[p] || resolve(p) != resolved {
+			_ = ws.w.Remove(p) // already gone when the folder was deleted
+			delete(ws.paths, p)
 		}
 	}
 	for p := range want {
-		if watched[p] {
+		if _, ok := ws.paths[p]; ok {
 			continue
 		}
-		if err := w.Add(p); err != nil {
+		if err := ws.w.Add(p); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				r.log.Warn().Err(err).Str("manifest", p).Msg("cannot watch folder")
+				ws.log.Warn().Err(err).Str("manifest", p).Msg("cannot watch folder")
 			}
 			continue
 		}
-		watched[p] = true
+		ws.paths[p] = resolve(p)
 	}
+}
+
+// resolve returns the path p leads to, symlinks followed; "" when none.
+func resolve(p string) string {
+	r, _ := filepath.EvalSymlinks(p)
+	return r
 }
 
 func existingAncestor(p string) string {
