@@ -95,7 +95,7 @@ func TestABusyFileDoesNotStarveReloads(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	watching, rewriting := make(chan struct{}), make(chan struct{})
 	go func() { defer close(watching); r.Watch(ctx) }() // ends when cancelled
-	go func() { // rewrites until cancelled
+	go func() {                                         // rewrites until cancelled
 		defer close(rewriting)
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
