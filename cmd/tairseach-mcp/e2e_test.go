@@ -623,3 +623,24 @@ func TestClosedStdoutEndsTheSession(t *testing.T) {
 		t.Errorf("stderr does not say why:\n%s", stderr.String())
 	}
 }
+
+// A session that ends before the first load of the manifests is done (a
+// client that starts the bridge and closes stdin at once) still reports
+// the manifests' problems and the summary line.
+func TestASessionEndingBeforeTheFirstLoadStillReportsProblems(t *testing.T) {
+	be := backend(t)
+	files := map[string]string{"bad.json": `{"id": 3, "tools": []}`}
+	for i := range 400 {
+		files[fmt.Sprintf("m%03d.json", i)] = strings.ReplaceAll(notesManifest, `"notes.`, fmt.Sprintf(`"n%03d.`, i))
+	}
+	dir := manifestDir(t, files)
+	_, stderr, code := rawSession(t, bridgeCmd(dir, be.Path), "2025-11-25")
+	if code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	for _, want := range []string{"bad.json", "manifest problems; run 'tairseach-mcp validate' for the list"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -46,19 +46,16 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	wg.Add(1)
 	// This goroutine reports the first load, then watches the manifests
-	// until Serve returns; stopWatch ends it.
+	// until Serve returns; stopWatch ends it. A session that ended before
+	// the load was done still waits for it, so its problems are reported.
 	go func() {
 		defer wg.Done()
-		select {
-		case <-reg.Loaded():
-		case <-watchCtx.Done():
-			return
-		}
+		<-reg.Loaded()
 		snap := reg.Snapshot()
 		logSummary(&log, snap)
 		log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("socket", opts.socket).
 			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
-		if opts.noWatch {
+		if opts.noWatch || watchCtx.Err() != nil {
 			return
 		}
 		if err := reg.Watch(watchCtx); err != nil {
