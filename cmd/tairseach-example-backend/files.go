@@ -67,7 +67,9 @@ func (l *fileLister) list(ctx context.Context, params json.RawMessage) (any, err
 		return nil, fmt.Errorf("open shared folder %s: %w", l.root, err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	// Non-blocking: opening a named pipe or a device must not wait for a
+	// peer; its type is checked before anything is read.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, openError(root, rel, err)
 	}
@@ -77,7 +79,7 @@ func (l *fileLister) list(ctx context.Context, params json.RawMessage) (any, err
 		return nil, fmt.Errorf("stat %s: %w", rel, err)
 	}
 	if !fi.IsDir() {
-		return nil, invalidParams("%s is a file, not a folder", filepath.ToSlash(rel))
+		return nil, invalidParams("%s is %s, not a folder", filepath.ToSlash(rel), kindOf(fi.Mode()))
 	}
 	dirents, err := f.ReadDir(-1)
 	if err != nil {
@@ -140,4 +142,19 @@ func entryType(m fs.FileMode) string {
 		return "symlink"
 	}
 	return "other"
+}
+
+// kindOf names what a path that is not a folder is, for messages.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a file"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a folder"
 }

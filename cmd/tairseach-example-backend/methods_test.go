@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -323,5 +325,22 @@ func TestEcho(t *testing.T) {
 	}
 	if r := c.call("echo", nil); string(r.Result) != `{"params":null}` {
 		t.Errorf("echo without params = %s", r.Result)
+	}
+}
+
+// files.list on a named pipe answers at once: opening one for reading
+// would wait for a writer that never comes.
+func TestFilesListOnANamedPipeAnswersAtOnce(t *testing.T) {
+	root, _ := sharedFolder(t)
+	if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, serverConfig{root: root})
+	c := ts.dial(t)
+	c.c.SetDeadline(time.Now().Add(10 * time.Second)) // a hang fails the test instead of stalling it
+	wantError(t, c, "files.list", map[string]any{"path": "pipe"}, codeInvalidParams, "pipe is a named pipe, not a folder")
+	got := result[fileList](t, c, "files.list", nil)
+	if !slices.ContainsFunc(got.Entries, func(e fileEntry) bool { return e.Name == "pipe" && e.Type == "other" }) {
+		t.Errorf("list . = %+v, want the pipe as other", got.Entries)
 	}
 }

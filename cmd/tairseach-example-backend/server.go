@@ -98,7 +98,8 @@ func removeStale(path string, log zerolog.Logger) error {
 // cancels the context handlers run under, lets requests in flight
 // finish and write their responses for up to grace, closes every
 // connection and the listener (which removes the socket file), and
-// returns. It returns early with an error if accepting fails.
+// returns, waiting at most a second more for handlers that ignore their
+// context. It returns early with an error if accepting fails.
 func (s *server) serve(ctx context.Context, grace time.Duration) error {
 	// Handlers run under ctx; cancelling it at shutdown interrupts the
 	// ones that wait (debug.sleep), also when accepting failed.
@@ -143,7 +144,13 @@ func (s *server) serve(ctx context.Context, grace time.Duration) error {
 			c.Close()
 		}
 		s.mu.Unlock()
-		<-done
+		// A handler that ignores its context cannot be stopped; the
+		// process exits without it rather than hang.
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			s.log.Warn().Msg("requests still running after the grace period; not waiting for them")
+		}
 	}
 	return err
 }

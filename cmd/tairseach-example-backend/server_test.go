@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -381,4 +382,28 @@ func TestParseFlags(t *testing.T) {
 	if code := mainExit([]string{"-log-level", "loud"}, io.Discard); code != 2 {
 		t.Errorf("bad flag exits %d, want 2", code)
 	}
+}
+
+// Shutdown ends within its grace period (and a short wait after it)
+// whatever a call is doing, even one that ignores its context.
+func TestShutdownDoesNotWaitForAHungCall(t *testing.T) {
+	hung, started := make(chan struct{}), make(chan struct{})
+	ts := startServer(t, serverConfig{tweak: func(s *server) {
+		s.d.methods["test.hang"] = func(context.Context, json.RawMessage) (any, error) {
+			close(started)
+			<-hung
+			return nil, nil
+		}
+	}})
+	t.Cleanup(func() { close(hung) }) // before stop, which runs after it
+	c := ts.dial(t)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"test.hang"}`)
+	<-started
+	ts.cancel()
+	select {
+	case <-ts.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return within 10s of shutdown (grace 2s)")
+	}
+	close(ts.done) // stop need not wait again
 }
