@@ -122,6 +122,7 @@ variable, which wins over the default.`,
 		newCallCmd(e, opts),
 		newValidateCmd(e, opts),
 		newVersionCmd(e),
+		newInstallCmd(e), newUninstallCmd(e),
 	)
 	return root
 }

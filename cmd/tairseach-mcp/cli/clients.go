@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// machine is where install looks for clients: its OS, the user's home
+// folder and environment. Tests give it a temporary home and any OS's
+// layout.
+type machine struct {
+	goos   string
+	home   string
+	getenv func(string) (string, bool)
+}
+
+func newMachine(e *env) (machine, error) {
+	m := machine{goos: runtime.GOOS, getenv: e.getenv}
+	key := "HOME"
+	if m.goos == "windows" {
+		key = "USERPROFILE"
+	}
+	m.home = m.env(key)
+	if m.home == "" {
+		return m, errors.New("cannot find your home folder: " + key + " is not set")
+	}
+	return m, nil
+}
+
+func (m machine) env(name string) string {
+	v, _ := m.getenv(name)
+	return v
+}
+
+// appData is the folder where Electron apps (Claude Desktop, VS Code)
+// keep per-user settings.
+func (m machine) appData() string {
+	switch m.goos {
+	case "darwin":
+		return filepath.Join(m.home, "Library", "Application Support")
+	case "windows":
+		if v := m.env("APPDATA"); v != "" {
+			return v
+		}
+		return filepath.Join(m.home, "AppData", "Roaming")
+	}
+	if v := m.env("XDG_CONFIG_HOME"); filepath.IsAbs(v) {
+		return v
+	}
+	return filepath.Join(m.home, ".config")
+}
+
+// mcpClient is an MCP client whose user configuration file install edits.
+// docs/clients.md says where each path and format is documented.
+type mcpClient struct {
+	name, title string
+	key         string // the member that maps server names to entries
+	typed       bool   // entries carry "type": "stdio"
+	// paths returns the client's own folder, there once the client has
+	// run, and its configuration file.
+	paths func(m machine) (dir, file string)
+}
+
+// found tells whether the client has run on this machine.
+func (c mcpClient) found(m machine) bool {
+	dir, file := c.paths(m)
+	return exists(dir) || exists(file)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+var mcpClients = []mcpClient{
+	{name: "claude-desktop", title: "Claude Desktop", key: "mcpServers", paths: func(m machine) (string, string) {
+		dir := filepath.Join(m.appData(), "Claude")
+		return dir, filepath.Join(dir, "claude_desktop_config.json")
+	}},
+	{name: "claude-code", title: "Claude Code", key: "mcpServers", typed: true, paths: func(m machine) (string, string) {
+		if dir := m.env("CLAUDE_CONFIG_DIR"); dir != "" {
+			return dir, filepath.Join(dir, ".claude.json")
+		}
+		return filepath.Join(m.home, ".claude"), filepath.Join(m.home, ".claude.json")
+	}},
+	{name: "cursor", title: "Cursor", key: "mcpServers", paths: func(m machine) (string, string) {
+		dir := filepath.Join(m.home, ".cursor")
+		return dir, filepath.Join(dir, "mcp.json")
+	}},
+	{name: "vscode", title: "VS Code", key: "servers", typed: true, paths: func(m machine) (string, string) {
+		dir := filepath.Join(m.appData(), "Code", "User")
+		return dir, filepath.Join(dir, "mcp.json")
+	}},
+	{name: "windsurf", title: "Windsurf", key: "mcpServers", paths: func(m machine) (string, string) {
+		dir := filepath.Join(m.home, ".codeium", "windsurf")
+		return dir, filepath.Join(dir, "mcp_config.json")
+	}},
+}
+
+// findClient accepts a client's name as typed, ignoring case and
+// separators (VSCode, claude_desktop); otherwise it suggests the nearest.
+func findClient(name string) (mcpClient, error) {
+	fold := strings.NewReplacer("-", "", "_", "", " ", "", ".", "")
+	typed := fold.Replace(strings.ToLower(name))
+	var names, near []string
+	for _, c := range mcpClients {
+		folded := fold.Replace(c.name)
+		if folded == typed {
+			return c, nil
+		}
+		names = append(names, c.name)
+		if typed != "" && (strings.HasPrefix(folded, typed) || levenshtein(typed, folded) <= 2) {
+			near = append(near, c.name)
+		}
+	}
+	hint := ""
+	if len(near) > 0 {
+		hint = "did you mean " + strings.Join(near, " or ") + "? "
+	}
+	return mcpClient{}, usageError{fmt.Errorf("unknown client %q: %sthe clients are %s", name, hint, strings.Join(names, ", "))}
+}
+
+// levenshtein counts the single-letter edits that turn a into b.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := []int{i}
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur = append(cur, min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost))
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
