@@ -106,13 +106,12 @@ var mcpClients = []mcpClient{
 func findClient(name string) (mcpClient, error) {
 	fold := strings.NewReplacer("-", "", "_", "", " ", "", ".", "")
 	typed := fold.Replace(strings.ToLower(name))
-	var names, near []string
+	var near []string
 	for _, c := range mcpClients {
 		folded := fold.Replace(c.name)
 		if folded == typed {
 			return c, nil
 		}
-		names = append(names, c.name)
 		if typed != "" && (strings.HasPrefix(folded, typed) || levenshtein(typed, folded) <= 2) {
 			near = append(near, c.name)
 		}
@@ -121,7 +120,15 @@ func findClient(name string) (mcpClient, error) {
 	if len(near) > 0 {
 		hint = "did you mean " + strings.Join(near, " or ") + "? "
 	}
-	return mcpClient{}, usageError{fmt.Errorf("unknown client %q: %sthe clients are %s", name, hint, strings.Join(names, ", "))}
+	return mcpClient{}, usageError{fmt.Errorf("unknown client %q: %sthe clients are %s", name, hint, clientNames())}
+}
+
+func clientNames() string {
+	var names []string
+	for _, c := range mcpClients {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // levenshtein counts the single-letter edits that turn a into b.

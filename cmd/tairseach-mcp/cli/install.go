@@ -22,14 +22,6 @@ type installOptions struct {
 	list          bool
 }
 
-func clientNames() string {
-	var names []string
-	for _, c := range mcpClients {
-		names = append(names, c.name)
-	}
-	return strings.Join(names, ", ")
-}
-
 func newInstallCmd(e *env) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
@@ -62,6 +54,9 @@ See docs/clients.md for each client's file.`,
 				return runList(e.stdout, m, exe, o.name)
 			}
 			m, c, err := target(e, args)
+			if err == nil {
+				err = checkExecutable(exe)
+			}
 			if err != nil {
 				return err
 			}
@@ -117,10 +112,22 @@ func target(e *env, args []string) (machine, mcpClient, error) {
 // resolved: a client starts it from a folder of its own choosing.
 func executable() (string, error) {
 	p, err := os.Executable()
+	if err == nil {
+		p, err = filepath.EvalSymlinks(p)
+	}
 	if err != nil {
 		return "", fmt.Errorf("find this binary's path: %w", err)
 	}
-	return filepath.EvalSymlinks(p)
+	return p, nil
+}
+
+// checkExecutable refuses a binary that go run built in a temporary
+// folder, deleted when it exits.
+func checkExecutable(p string) error {
+	if filepath.Base(filepath.Dir(p)) == "exe" && strings.Contains(p, "go-build") {
+		return fmt.Errorf("this binary is a temporary build by go run (%s) that will be deleted: build it first, for example go build -o ~/.local/bin/tairseach-mcp ./cmd/tairseach-mcp, and run install with that binary", p)
+	}
+	return nil
 }
 
 // pathFlags are the flags whose values are paths, written absolute.

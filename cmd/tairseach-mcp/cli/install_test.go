@@ -483,6 +483,17 @@ func TestFindClientSuggests(t *testing.T) {
 	}
 }
 
+func TestInstallRefusesATemporaryGoRunBinary(t *testing.T) {
+	if err := checkExecutable("/tmp/go-build1234/b001/exe/tairseach-mcp"); err == nil || !strings.Contains(err.Error(), "go build -o") {
+		t.Errorf("go run binary: %v", err)
+	}
+	for _, p := range []string{"/usr/local/bin/tairseach-mcp", "/tmp/go-build1234/b001/cli.test", "/home/me/exe/tairseach-mcp"} {
+		if err := checkExecutable(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
 // TestInstallCommand runs the command as a user would: flags that were
 // set are carried, paths made absolute; install's own flags are not.
 func TestInstallCommand(t *testing.T) {
