@@ -13,27 +13,20 @@ import (
 // folder and environment. Tests give it a temporary home and any OS's
 // layout.
 type machine struct {
-	goos   string
-	home   string
-	getenv func(string) (string, bool)
+	goos, home string
+	getenv     func(string) string
 }
 
 func newMachine(e *env) (machine, error) {
-	m := machine{goos: runtime.GOOS, getenv: e.getenv}
+	m := machine{goos: runtime.GOOS, getenv: func(k string) string { v, _ := e.getenv(k); return v }}
 	key := "HOME"
 	if m.goos == "windows" {
 		key = "USERPROFILE"
 	}
-	m.home = m.env(key)
-	if m.home == "" {
+	if m.home = m.getenv(key); m.home == "" {
 		return m, errors.New("cannot find your home folder: " + key + " is not set")
 	}
 	return m, nil
-}
-
-func (m machine) env(name string) string {
-	v, _ := m.getenv(name)
-	return v
 }
 
 // appData is the folder where Electron apps (Claude Desktop, VS Code)
@@ -43,12 +36,12 @@ func (m machine) appData() string {
 	case "darwin":
 		return filepath.Join(m.home, "Library", "Application Support")
 	case "windows":
-		if v := m.env("APPDATA"); v != "" {
+		if v := m.getenv("APPDATA"); v != "" {
 			return v
 		}
 		return filepath.Join(m.home, "AppData", "Roaming")
 	}
-	if v := m.env("XDG_CONFIG_HOME"); filepath.IsAbs(v) {
+	if v := m.getenv("XDG_CONFIG_HOME"); filepath.IsAbs(v) {
 		return v
 	}
 	return filepath.Join(m.home, ".config")
@@ -82,7 +75,7 @@ var mcpClients = []mcpClient{
 		return dir, filepath.Join(dir, "claude_desktop_config.json")
 	}},
 	{name: "claude-code", title: "Claude Code", key: "mcpServers", typed: true, paths: func(m machine) (string, string) {
-		if dir := m.env("CLAUDE_CONFIG_DIR"); dir != "" {
+		if dir := m.getenv("CLAUDE_CONFIG_DIR"); dir != "" {
 			return dir, filepath.Join(dir, ".claude.json")
 		}
 		return filepath.Join(m.home, ".claude"), filepath.Join(m.home, ".claude.json")

@@ -175,17 +175,8 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
 	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(perm)
+	if err = errors.Join(err, tmp.Chmod(perm), tmp.Sync(), tmp.Close()); err != nil {
+		return err
 	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	return err
+	return os.Rename(tmp.Name(), path)
 }

@@ -27,13 +27,10 @@ func newInstallCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "install CLIENT | --list",
 		Short: "Add the bridge to an MCP client's configuration",
-		Long: `install adds a server entry that starts this binary to CLIENT's user configuration
-file, keeping everything else in the file. CLIENT is one of ` + clientNames() + `.
-
-The entry runs this binary (its absolute path) with every global flag you set here,
-on the command line or through its TAIRSEACH_ variable, that differs from its default:
-a client does not see your shell's environment. The previous file is kept as FILE.bak.
-See docs/clients.md for each client's file.`,
+		Long: `install adds a server entry that runs this binary to CLIENT's user configuration
+file (one of ` + clientNames() + `), and keeps the rest of the file. The entry carries
+the global flags set here, or through their TAIRSEACH_ variables, that differ from their
+defaults. The previous file is kept as FILE.bak. See docs/clients.md.`,
 		Example: `  tairseach-mcp install claude-desktop
   tairseach-mcp install cursor --socket ~/run/tairseach.sock --dry-run
   tairseach-mcp install --list`,

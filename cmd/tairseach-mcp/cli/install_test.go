@@ -26,7 +26,7 @@ func testMachine(t *testing.T, goos string, vars map[string]string) machine {
 	for k, v := range vars {
 		all[k] = strings.ReplaceAll(v, "$HOME", home)
 	}
-	return machine{goos: goos, home: home, getenv: func(k string) (string, bool) { v, ok := all[k]; return v, ok }}
+	return machine{goos: goos, home: home, getenv: func(k string) string { return all[k] }}
 }
 
 func client(t *testing.T, name string) mcpClient {
