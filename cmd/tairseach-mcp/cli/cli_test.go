@@ -195,3 +195,24 @@ func TestToolsListsWhatWouldBeServed(t *testing.T) {
 		t.Errorf("tools --json output:\n%s", out)
 	}
 }
+
+// Manifests, file names and backend methods are anyone's text: validate
+// and tools never print their control characters raw to a terminal.
+func TestValidateAndToolsEscapeControlCharacters(t *testing.T) {
+	dir := t.TempDir()
+	evil := strings.NewReplacer(`"notes.list"}`, `"notes.\u001b[2Jlist\u202e"}`, `"description":"List."`, `"description":"List.\u001b]0;pwned\u0007"`).Replace(okManifest)
+	if err := os.WriteFile(filepath.Join(dir, "ev\x1b[31mil.json"), []byte(evil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"validate", dir}, {"tools", "--manifests", dir}} {
+		e, out, errb := testEnv(nil)
+		run(context.Background(), e, args)
+		all := out.String() + errb.String()
+		if strings.ContainsAny(all, "\x1b\x07\u202e") {
+			t.Errorf("%s printed control characters raw:\n%q", args[0], all)
+		}
+		if !strings.Contains(all, `\x1b[31m`) {
+			t.Errorf("%s output lacks the escaped file name:\n%s", args[0], all)
+		}
+	}
+}

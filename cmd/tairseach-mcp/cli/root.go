@@ -52,7 +52,7 @@ func run(ctx context.Context, e *env, args []string) int {
 	if errors.As(err, &status) {
 		return int(status)
 	}
-	fmt.Fprintf(e.stderr, "tairseach-mcp: %v\n", err)
+	fmt.Fprintf(e.stderr, "tairseach-mcp: %s\n", printable(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsageError(err) {
 		fmt.Fprintln(e.stderr, "Run 'tairseach-mcp --help' for usage.")

@@ -59,7 +59,7 @@ func runTools(e *env, opts *options, asJSON bool) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tMETHOD\tFILE")
 	for _, en := range snap.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Name, en.Method, en.File)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Name, printable(en.Method), printable(en.File))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

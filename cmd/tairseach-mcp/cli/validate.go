@@ -73,7 +73,7 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict bool) erro
 		}
 	} else {
 		for _, p := range snap.Problems {
-			fmt.Fprintln(e.stdout, p.String())
+			fmt.Fprintln(e.stdout, printable(p.String()))
 		}
 		fmt.Fprintf(e.stdout, "%d tools served; %d errors, %d warnings\n", rep.Tools, rep.Errors, rep.Warnings)
 	}
