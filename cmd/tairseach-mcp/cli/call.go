@@ -35,6 +35,9 @@ from stdin (default {}). The exit status is 1 when the result is an error.`,
 }
 
 func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON bool) error {
+	if err := requireManifests(opts.manifests); err != nil {
+		return err
+	}
 	arguments := []byte("{}")
 	if len(args) == 2 {
 		arguments = []byte(args[1])

@@ -162,7 +162,7 @@ func TestValidateReportsProblemsAndExitStatus(t *testing.T) {
 	if code := run(context.Background(), e, []string{"validate", dir}); code != exitOK {
 		t.Errorf("warnings only: exit %d, want 0\n%s", code, out)
 	}
-	if !strings.Contains(out.String(), `clients see this tool as "tairseach_notes_list"`) || !strings.Contains(out.String(), "1 tools served; 0 errors, 1 warnings") {
+	if !strings.Contains(out.String(), `clients see this tool as "tairseach_notes_list"`) || !strings.Contains(out.String(), "1 tool served; 0 errors, 1 warning") {
 		t.Errorf("output:\n%s", out)
 	}
 	e, _, _ = testEnv(nil)
@@ -213,6 +213,67 @@ func TestValidateAndToolsEscapeControlCharacters(t *testing.T) {
 		}
 		if !strings.Contains(all, `\x1b[31m`) {
 			t.Errorf("%s output lacks the escaped file name:\n%s", args[0], all)
+		}
+	}
+}
+
+// A mistyped manifests folder is an error for the commands that read the
+// manifests once, not "0 tools".
+func TestAMissingManifestsFolderIsAnError(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "manifestz")
+	for _, args := range [][]string{
+		{"tools", "--manifests", missing},
+		{"validate", missing},
+		{"validate", "--manifests", missing},
+		{"call", "--manifests", missing, "tairseach_notes_list"},
+	} {
+		e, _, errb := testEnv(nil)
+		if code := run(context.Background(), e, args); code != exitError {
+			t.Errorf("%v: exit %d, want %d", args, code, exitError)
+		}
+		if want := missing + " does not exist: point --manifests"; !strings.Contains(errb.String(), want) {
+			t.Errorf("%v: stderr %q lacks %q", args, errb, want)
+		}
+	}
+}
+
+func TestCommandsFlagsAndValuesSayWhatToType(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		vars map[string]string
+		want string
+	}{
+		{[]string{"tols"}, nil, `unknown command "tols" (did you mean tools?)`},
+		{[]string{"tools", "--sockt", "/x"}, nil, "unknown flag: --sockt (did you mean --socket?)"},
+		{[]string{"validate", "--jsn"}, nil, "Run 'tairseach-mcp validate --help' for usage."},
+		{[]string{"--max-reply-size", "1 potato", "version"}, nil, `"1 potato" is not a size: write bytes, or a number with a unit such as 32MiB`},
+		{[]string{"version"}, map[string]string{"TAIRSEACH_NO_WATCH": "maybe"}, `TAIRSEACH_NO_WATCH="maybe": "maybe" is not a boolean: use true or false`},
+		{[]string{"--pool-size", "many", "version"}, nil, `"many" is not a whole number`},
+		{[]string{"--call-timeout", "soon", "version"}, nil, `"soon" is not a duration`},
+	} {
+		e, _, errb := testEnv(tt.vars)
+		if code := run(context.Background(), e, tt.args); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", tt.args, code, exitUsage)
+		}
+		if !strings.Contains(errb.String(), tt.want) || strings.Contains(errb.String(), "strconv") {
+			t.Errorf("%v: stderr %q lacks %q", tt.args, errb, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		vars map[string]string
+		args []string
+		ok   func(o *options) bool
+	}{
+		{nil, []string{"--max-message-size", "1MiB"}, func(o *options) bool { return o.maxMessageSize == 1<<20 }},
+		{nil, []string{"--max-reply-size", "512 KiB"}, func(o *options) bool { return o.maxReplySize == 512<<10 }},
+		{nil, []string{"--max-reply-size", "2000"}, func(o *options) bool { return o.maxReplySize == 2000 }},
+		{map[string]string{"TAIRSEACH_NO_WATCH": "yes"}, nil, func(o *options) bool { return o.noWatch }},
+		{map[string]string{"TAIRSEACH_ALLOW_ANY_PEER": "off"}, []string{}, func(o *options) bool { return !o.allowAnyPeer }},
+		{nil, []string{"--no-watch"}, func(o *options) bool { return o.noWatch }},
+	} {
+		o, err := parse(t, tt.vars, tt.args...)
+		if err != nil || !tt.ok(o) {
+			t.Errorf("%v %v: %+v, %v", tt.vars, tt.args, o, err)
 		}
 	}
 }

@@ -97,23 +97,14 @@ var mcpClients = []mcpClient{
 // findClient accepts a client's name as typed, ignoring case and
 // separators (VSCode, claude_desktop); otherwise it suggests the nearest.
 func findClient(name string) (mcpClient, error) {
-	fold := strings.NewReplacer("-", "", "_", "", " ", "", ".", "")
-	typed := fold.Replace(strings.ToLower(name))
-	var near []string
+	var names []string
 	for _, c := range mcpClients {
-		folded := fold.Replace(c.name)
-		if folded == typed {
+		if fold(c.name) == fold(name) {
 			return c, nil
 		}
-		if typed != "" && (strings.HasPrefix(folded, typed) || levenshtein(typed, folded) <= 2) {
-			near = append(near, c.name)
-		}
+		names = append(names, c.name)
 	}
-	hint := ""
-	if len(near) > 0 {
-		hint = "did you mean " + strings.Join(near, " or ") + "? "
-	}
-	return mcpClient{}, usageError{fmt.Errorf("unknown client %q: %sthe clients are %s", name, hint, clientNames())}
+	return mcpClient{}, usageError{fmt.Errorf("unknown client %q%s; the clients are %s", name, didYouMean(suggest(name, names)), clientNames())}
 }
 
 func clientNames() string {
@@ -122,24 +113,4 @@ func clientNames() string {
 		names = append(names, c.name)
 	}
 	return strings.Join(names, ", ")
-}
-
-// levenshtein counts the single-letter edits that turn a into b.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := []int{i}
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur = append(cur, min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost))
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

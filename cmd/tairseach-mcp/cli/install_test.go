@@ -471,9 +471,9 @@ func TestFindClientSuggests(t *testing.T) {
 		{"VSCode", "vscode", ""},
 		{"claude_code", "claude-code", ""},
 		{"vs-code", "vscode", ""},
-		{"curser", "", `unknown client "curser": did you mean cursor?`},
+		{"curser", "", `unknown client "curser" (did you mean cursor?); the clients are`},
 		{"claude", "", "did you mean claude-desktop or claude-code?"},
-		{"zed", "", `unknown client "zed": the clients are claude-desktop, claude-code, cursor, vscode, windsurf`},
+		{"zed", "", `unknown client "zed"; the clients are claude-desktop, claude-code, cursor, vscode, windsurf`},
 	}
 	for _, tt := range tests {
 		c, err := findClient(tt.typed)

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,10 +55,10 @@ var settings = []setting{
 	{"instructions", "TAIRSEACH_INSTRUCTIONS", "instructions sent to clients with the server's capabilities"},
 	{"no-watch", "TAIRSEACH_NO_WATCH", "do not watch manifest folders for changes"},
 	{"progress-interval", "TAIRSEACH_PROGRESS_INTERVAL", "period of notifications/progress heartbeats for calls that carry a progressToken; 0 turns them off"},
-	{"max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message in bytes"},
+	{"max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message (bytes, or with a unit: 32MiB, 512KiB)"},
 	{"max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; as many more wait in line, and past that stdin is not read (backpressure)"},
 	{"pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
-	{"max-reply-size", "TAIRSEACH_MAX_REPLY_SIZE", "largest backend reply in bytes"},
+	{"max-reply-size", "TAIRSEACH_MAX_REPLY_SIZE", "largest backend reply (bytes, or with a unit: 32MiB, 512KiB)"},
 	{"allow-any-peer", "TAIRSEACH_ALLOW_ANY_PEER", "skip checking that the socket and the backend belong to the current user"},
 }
 
@@ -73,17 +75,17 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.socket, "socket", "", u("socket"))
 	fs.StringArrayVar(&o.manifests, "manifests", nil, u("manifests"))
 	fs.StringVar(&o.prefix, "prefix", "tairseach", u("prefix"))
-	fs.DurationVar(&o.callTimeout, "call-timeout", registry.DefaultCallTimeout, u("call-timeout"))
+	durationVar(fs, &o.callTimeout, "call-timeout", registry.DefaultCallTimeout, u("call-timeout"))
 	fs.StringVar(&o.logLevel, "log-level", "info", u("log-level"))
 	fs.StringVar(&o.logFormat, "log-format", "auto", u("log-format"))
 	fs.StringVar(&o.instructions, "instructions", "", u("instructions"))
-	fs.BoolVar(&o.noWatch, "no-watch", false, u("no-watch"))
-	fs.DurationVar(&o.progress, "progress-interval", protocol.DefaultProgressInterval, u("progress-interval"))
-	fs.IntVar(&o.maxMessageSize, "max-message-size", protocol.DefaultMaxMessageSize, u("max-message-size"))
-	fs.IntVar(&o.maxInFlight, "max-in-flight", protocol.DefaultMaxInFlight, u("max-in-flight"))
-	fs.IntVar(&o.poolSize, "pool-size", 16, u("pool-size"))
-	fs.IntVar(&o.maxReplySize, "max-reply-size", 32<<20, u("max-reply-size"))
-	fs.BoolVar(&o.allowAnyPeer, "allow-any-peer", false, u("allow-any-peer"))
+	boolVar(fs, &o.noWatch, "no-watch", false, u("no-watch"))
+	durationVar(fs, &o.progress, "progress-interval", protocol.DefaultProgressInterval, u("progress-interval"))
+	sizeVar(fs, &o.maxMessageSize, "max-message-size", protocol.DefaultMaxMessageSize, u("max-message-size"))
+	countVar(fs, &o.maxInFlight, "max-in-flight", protocol.DefaultMaxInFlight, u("max-in-flight"))
+	countVar(fs, &o.poolSize, "pool-size", 16, u("pool-size"))
+	sizeVar(fs, &o.maxReplySize, "max-reply-size", 32<<20, u("max-reply-size"))
+	boolVar(fs, &o.allowAnyPeer, "allow-any-peer", false, u("allow-any-peer"))
 }
 
 // applyEnv sets every flag the command line left alone from its
@@ -104,18 +106,20 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 				if p == "" {
 					continue
 				}
-				if err := fs.Set(s.flag, p); err != nil {
+				if err := f.Value.Set(p); err != nil {
 					return fmt.Errorf("%s: %w", s.env, err)
 				}
+				f.Changed = true
 			}
 			continue
 		}
 		if f.Value.Type() == "bool" && v == "" {
 			continue
 		}
-		if err := fs.Set(s.flag, v); err != nil {
+		if err := f.Value.Set(v); err != nil {
 			return fmt.Errorf("%s=%q: %w", s.env, v, err)
 		}
+		f.Changed = true
 	}
 	return nil
 }
@@ -191,6 +195,19 @@ func (e usageError) Unwrap() error { return e.err }
 func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
 	if err := applyEnv(cmd.Flags(), getenv); err != nil {
 		return usageError{err}
+	}
+	return nil
+}
+
+// requireManifests fails when a manifest folder (or file) to read does
+// not exist: for the commands that read them once, a mistyped path must
+// not look like a folder without tools. (The server warns instead, and
+// watches for the folder to appear.)
+func requireManifests(paths []string) error {
+	for _, p := range paths {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s does not exist: point --manifests (or TAIRSEACH_MANIFESTS) at the folder that holds your manifests", p)
+		}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses.
@@ -42,9 +43,9 @@ func Main() int {
 }
 
 func run(ctx context.Context, e *env, args []string) int {
-	cmd := newRootCmd(e)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
+	root := newRootCmd(e)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -55,7 +56,7 @@ func run(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stderr, "tairseach-mcp: %s\n", printable(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsageError(err) {
-		fmt.Fprintln(e.stderr, "Run 'tairseach-mcp --help' for usage.")
+		fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return exitUsage
 	}
 	return exitError
@@ -96,7 +97,7 @@ socket ~/.tairseach/tairseach.sock, tool names prefixed with "tairseach_".
 
 Every flag can also be set by its environment variable; a flag wins over the
 variable, which wins over the default.`,
-		Args:          usageArgs(cobra.NoArgs),
+		Args:          unknownCommand,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionString(),
@@ -114,7 +115,7 @@ variable, which wins over the default.`,
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.SetVersionTemplate("{{.Version}}\n")
 	opts.register(root.PersistentFlags())
 	root.AddCommand(
@@ -125,4 +126,38 @@ variable, which wins over the default.`,
 		newInstallCmd(e), newUninstallCmd(e),
 	)
 	return root
+}
+
+// unknownCommand refuses arguments to the root command, naming the
+// subcommands they are close to.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return usageError{fmt.Errorf("unknown command %q%s", args[0], didYouMean(suggest(args[0], names)))}
+}
+
+// flagError marks a flag error as a usage error and, for an unknown
+// flag, names the flags it is close to.
+func flagError(cmd *cobra.Command, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, f.Name)
+			}
+		})
+		near := suggest(name, names)
+		for i := range near {
+			near[i] = "--" + near[i]
+		}
+		err = fmt.Errorf("%w%s", err, didYouMean(near))
+	}
+	return usageError{err}
 }

@@ -40,6 +40,9 @@ type toolInfo struct {
 }
 
 func runTools(e *env, opts *options, asJSON bool) error {
+	if err := requireManifests(opts.manifests); err != nil {
+		return err
+	}
 	log := zerolog.Nop()
 	reg := newRegistry(opts, nil, &log, nil)
 	snap := reg.Snapshot()
@@ -70,9 +73,9 @@ func runTools(e *env, opts *options, asJSON bool) error {
 			errs++
 		}
 	}
-	fmt.Fprintf(e.stderr, "%d tools from %s", len(snap.Entries), joinPaths(opts.manifests))
+	fmt.Fprintf(e.stderr, "%s from %s", plural(len(snap.Entries), "tool"), printable(joinPaths(opts.manifests)))
 	if errs > 0 {
-		fmt.Fprintf(e.stderr, "; %d manifest errors, see 'tairseach-mcp validate'", errs)
+		fmt.Fprintf(e.stderr, "; %s in the manifests, see 'tairseach-mcp validate'", plural(errs, "error"))
 	}
 	fmt.Fprintln(e.stderr)
 	return nil

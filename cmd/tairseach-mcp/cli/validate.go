@@ -52,6 +52,9 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict bool) erro
 		o.manifests = dirs
 		opts = &o
 	}
+	if err := requireManifests(opts.manifests); err != nil {
+		return err
+	}
 	log := zerolog.Nop()
 	snap := newRegistry(opts, nil, &log, nil).Snapshot()
 	rep := validateReport{Dirs: opts.manifests, Tools: len(snap.Entries), Problems: snap.Problems}
@@ -75,7 +78,7 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict bool) erro
 		for _, p := range snap.Problems {
 			fmt.Fprintln(e.stdout, printable(p.String()))
 		}
-		fmt.Fprintf(e.stdout, "%d tools served; %d errors, %d warnings\n", rep.Tools, rep.Errors, rep.Warnings)
+		fmt.Fprintf(e.stdout, "%s served; %s, %s\n", plural(rep.Tools, "tool"), plural(rep.Errors, "error"), plural(rep.Warnings, "warning"))
 	}
 	if rep.Errors > 0 || strict && rep.Warnings > 0 {
 		return exitStatus(exitError)
