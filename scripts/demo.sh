@@ -59,19 +59,41 @@ printf '%s\n' "${session[@]}" |
 	"$work/bin/tairseach-mcp" --socket "$sock" --manifests "$root/manifests-example" --log-level warn \
 		>"$work/out.jsonl" 2>"$work/bridge.log"
 
-pretty() {
-	if command -v jq >/dev/null; then jq .
-	elif command -v python3 >/dev/null; then python3 -m json.tool
-	else cat; fi
+# One line per exchange: what was asked, and the gist of the answer.
+# Calls run concurrently, so responses may come in any order: shown by id.
+gist() { # gist ID: the response's text, or its tool names for a list
+	local line
+	line="$(grep "\"id\":$1," "$work/out.jsonl" || true)"
+	case "$line" in
+	*'"protocolVersion":'*)
+		printf 'protocol %s, server %s\n' "$(grep -o '"protocolVersion":"[^"]*"' <<<"$line" | cut -d'"' -f4)" \
+			"$(grep -o '"serverInfo":{"name":"[^"]*"' <<<"$line" | cut -d'"' -f6)" ;;
+	*'"tools":['*)
+		local names
+		names="$(grep -o '"name":"tairseach_[a-z_]*"' <<<"$line" | cut -d'"' -f4)"
+		printf '%s tools: %s\n' "$(wc -l <<<"$names" | tr -d ' ')" "$(tr '\n' ' ' <<<"$names")" ;;
+	*'"text":'*)
+		local text
+		text="$(sed -e 's/.*"text":"//' -e 's/","type".*//' -e 's/"}\].*//' <<<"$line" | sed 's/\\n/ · /g; s/\\"/"/g' | cut -c1-150)"
+		[[ "$line" == *'"isError":true'* ]] && text="isError: $text"
+		printf '%s\n' "$text" ;;
+	*) cut -c1-150 <<<"$line" ;;
+	esac
 }
-
-# Calls run concurrently, so responses may come in any order: show them by id.
+describe=(
+	""
+	"initialize (protocol 2025-11-25)"
+	"tools/list"
+	"tools/call tairseach_notes_create {title: groceries}"
+	"tools/call tairseach_files_list {path: .}"
+	"tools/call tairseach_secrets_read (the backend refuses it)"
+	"tools/call tairseach_notes_create {title: 42} (bad arguments)"
+)
 for id in 1 2 3 4 5 6; do
-	for req in "${session[@]}"; do
-		[[ "$req" == *"\"id\":$id,"* ]] && say "→ $req"
-	done
-	grep "\"id\":$id," "$work/out.jsonl" | pretty || true
+	printf '\033[1m→ %s\033[0m\n  ← %s\n' "${describe[$id]}" "$(gist "$id")"
 done
+say "the full responses: rerun with DEMO_RAW=1"
+if [[ -n "${DEMO_RAW:-}" ]]; then cat "$work/out.jsonl"; fi
 
 if [[ -s "$work/bridge.log" ]]; then
 	say "bridge stderr:"
