@@ -74,15 +74,13 @@ func (r *Registry) call(ctx context.Context, e *Entry, args json.RawMessage) *pr
 }
 
 func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*protocol.CallToolResult, string) {
-	input, output, err := e.Tool.Schemas()
+	schemas, err := e.schemas()
 	if err != nil {
 		// Parse compiled these schemas before the tool was served.
 		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
 	}
-	if !e.Tool.Trivial && !e.Tool.ArgumentsSurelyValid(args) {
-		if msg := checkArguments(e.Name, input, args); msg != "" {
-			return protocol.TextResult(msg, true), outcomeInvalidArguments
-		}
+	if msg := checkArguments(e.Name, schemas.in, args); msg != "" {
+		return protocol.TextResult(msg, true), outcomeInvalidArguments
 	}
 	if r.opts.Backend == nil {
 		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
@@ -97,7 +95,7 @@ func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*pr
 	// agree. A valid result, the usual case, is not copied.
 	result = jsonscan.ValidUTF8(result)
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
-	return r.success(ctx, e, output, result)
+	return r.success(ctx, e, schemas.out, result)
 }
 
 // callBackend calls the backend, bounded by the call timeout.
@@ -113,7 +111,7 @@ func (r *Registry) callBackend(ctx context.Context, method string, args json.Raw
 // checkArguments validates args against the tool's input schema and
 // returns a message naming every failing path, or "" when they conform.
 func checkArguments(tool string, input *jsonschema.Schema, args json.RawMessage) string {
-	v, err := decodeJSON(args)
+	v, err := manifest.DecodeValue(args)
 	if err != nil {
 		return fmt.Sprintf("Invalid arguments for %s: not valid JSON (%v). Nothing was sent to the backend.", tool, err)
 	}
@@ -155,7 +153,7 @@ func pathJoiner(path string) string {
 func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Schema, result json.RawMessage) (*protocol.CallToolResult, string) {
 	isObject := len(result) > 0 && firstByte(result) == '{'
 	if output != nil {
-		v, err := decodeJSON(result)
+		v, err := manifest.DecodeValue(result)
 		if err == nil {
 			err = manifest.Validate(output, v)
 		}
@@ -245,7 +243,3 @@ const maxDetails = 2048
 func tellClient(ctx context.Context, msg string) {
 	protocol.ClientLog(ctx, protocol.LevelWarning, "tairseach-mcp", msg)
 }
-
-// decodeJSON decodes a value the way the schema library expects (numbers
-// as json.Number), in one pass.
-func decodeJSON(data []byte) (any, error) { return jsonscan.Decode(data) }

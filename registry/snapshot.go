@@ -3,6 +3,9 @@ package registry
 import (
 	"fmt"
 	"slices"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -32,8 +35,25 @@ type Entry struct {
 	Method string
 	// File is the manifest file that declares the tool.
 	File string
-	// Tool is the manifest's declaration, with compiled schemas.
+	// Tool is the manifest's declaration.
 	Tool *manifest.Tool
+
+	// schemas compiles Tool's schemas on the tool's first call, once:
+	// most tools of a large set are never called, and compiled schemas
+	// are big.
+	schemas func() (compiledSchemas, error)
+}
+
+// compiledSchemas are a tool's compiled input and output schemas; out is
+// nil when the tool declares none.
+type compiledSchemas struct{ in, out *jsonschema.Schema }
+
+func newEntry(name, file string, t *manifest.Tool) *Entry {
+	return &Entry{Name: name, Method: t.Method, File: file, Tool: t,
+		schemas: sync.OnceValues(func() (compiledSchemas, error) {
+			in, out, err := manifest.CompileSchemas(t)
+			return compiledSchemas{in, out}, err
+		})}
 }
 
 // Lookup returns the entry a client calls by name.
@@ -76,7 +96,7 @@ func build(prefix string, ms []*manifest.Manifest) *Snapshot {
 					Message: fmt.Sprintf("clients see this tool as %q (names must match ^[a-zA-Z0-9_-]{1,64}$)", name),
 				})
 			}
-			e := &Entry{Name: name, Method: t.Method, File: m.File, Tool: t}
+			e := newEntry(name, m.File, t)
 			s.byName[name] = e
 			s.Entries = append(s.Entries, e)
 			tools = append(tools, protocolTool(name, t))
