@@ -1,20 +1,19 @@
 // Package manifest reads Tairseach tool manifests: one JSON object per
 // *.json file, found recursively under manifest folders. It checks each
 // file against the manifest format (shipped as manifest.schema.json),
-// lints each tool, and compiles each tool's input and output JSON Schemas
-// without ever loading a schema from the network or the file system.
+// lints each tool, and checks that each tool's input and output JSON
+// Schemas compile, without ever loading a schema from the network or the
+// file system.
 //
 // Everything here is a pure function of file contents; watching files,
-// naming tools for clients and serving them belong to other packages.
+// naming tools for clients, keeping compiled schemas and serving tools
+// belong to other packages.
 package manifest
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Manifest is one manifest file. Only ID, Tools and Implementation are
@@ -23,97 +22,59 @@ type Manifest struct {
 	// File is the path the manifest was read from.
 	File string `json:"-"`
 
-	ID              string          `json:"id"`
-	Name            string          `json:"name,omitempty"`
-	Description     string          `json:"description,omitempty"`
-	Version         string          `json:"version,omitempty"`
-	ManifestVersion string          `json:"manifest_version,omitempty"`
-	Category        string          `json:"category,omitempty"`
-	Requires        json.RawMessage `json:"requires,omitempty"`
-	Compatibility   json.RawMessage `json:"compatibility,omitempty"`
-	Tools           []*Tool         `json:"-"`
-	Implementation  Implementation  `json:"implementation"`
+	ID              string         `json:"id"`
+	Name            string         `json:"name"`
+	Description     string         `json:"description"`
+	Version         string         `json:"version"`
+	ManifestVersion string         `json:"manifest_version"`
+	Category        string         `json:"category"`
+	Requires        jsontext.Value `json:"requires"`
+	Compatibility   jsontext.Value `json:"compatibility"`
+	// Tools are decoded one by one, so that a problem in one tool keeps
+	// only that tool from being served.
+	Tools          []*Tool        `json:"-"`
+	Implementation Implementation `json:"implementation"`
 }
 
 // Implementation maps tool names to backend methods.
 type Implementation struct {
-	Type    string            `json:"type,omitempty"`
-	Methods map[string]string `json:"methods,omitempty"`
+	Type    string            `json:"type"`
+	Methods map[string]string `json:"methods"`
 }
 
 // Tool is one entry of a manifest's tools array.
 type Tool struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  *Annotations    `json:"annotations,omitempty"`
+	Name        string `json:"name"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	// InputSchema and OutputSchema (nil when the tool declares none) are
+	// compact, the form clients are sent.
+	InputSchema  jsontext.Value `json:"inputSchema"`
+	OutputSchema jsontext.Value `json:"outputSchema"`
+	Annotations  *Annotations   `json:"annotations"`
 	// MCPExpose and MCPExposeSnake are the two spellings of the same flag
 	// found in real manifests; use Exposed.
-	MCPExpose      *bool `json:"mcpExpose,omitempty"`
-	MCPExposeSnake *bool `json:"mcp_expose,omitempty"`
+	MCPExpose      *bool `json:"mcpExpose"`
+	MCPExposeSnake *bool `json:"mcp_expose"`
 
 	// Index is the tool's position in the manifest's tools array.
 	Index int `json:"-"`
 	// Method is the backend method from implementation.methods, "" when
 	// the manifest maps none.
 	Method string `json:"-"`
-	// compiled holds the compiled schemas once Schemas has run. Parse
-	// compiles every schema to check it but keeps none: most tools of a
-	// large set are never called, and compiled schemas are big.
-	compiled struct {
-		once    sync.Once
-		in, out *jsonschema.Schema
-		err     error
-		quick   *argCheck // the input schema's fast path; nil when there is none
-	}
-	file string // the manifest file, for schema locations in errors
-	// Trivial is true when InputSchema accepts any object, so arguments
-	// need no validation beyond being an object.
-	Trivial bool `json:"-"`
-	// Broken is true when the tool has an error-level problem: it is not served.
+	// Broken is true when the tool has an error-level problem: it is not
+	// served, and its fields may be incomplete (Name is set when the
+	// manifest gives one).
 	Broken bool `json:"-"`
 }
 
 // Annotations are a tool's behaviour hints.
 type Annotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
-}
-
-// Schemas returns the tool's compiled input schema and output schema (nil
-// when the tool declares none), compiling them on first use. It is safe
-// for concurrent use. For a tool Parse found servable it does not fail.
-func (t *Tool) Schemas() (in, out *jsonschema.Schema, err error) {
-	c := &t.compiled
-	c.once.Do(func() {
-		c.in, c.out, c.err = compileTool(t.file, t)
-		if c.err == nil {
-			if v, err := decodeValue(t.InputSchema); err == nil {
-				c.quick = newArgCheck(v)
-			}
-		}
-	})
-	return c.in, c.out, c.err
-}
-
-// ArgumentsSurelyValid reports whether args (the raw JSON object of a
-// call) certainly satisfy the input schema, checked without decoding
-// them. false means "not sure": validate with the schema from Schemas,
-// which also says what is wrong.
-func (t *Tool) ArgumentsSurelyValid(args []byte) bool {
-	if _, _, err := t.Schemas(); err != nil {
-		return false
-	}
-	args = bytes.Trim(args, " \t\r\n") // JSON's white space
-	if len(args) == 0 || args[0] != '{' {
-		return false // arguments are an object; the library words anything else
-	}
-	return t.compiled.quick.valid(args)
+	Title           string `json:"title"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint"`
+	DestructiveHint *bool  `json:"destructiveHint"`
+	IdempotentHint  *bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool  `json:"openWorldHint"`
 }
 
 // Exposed reports whether the tool is meant for MCP clients: neither

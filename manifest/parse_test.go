@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -32,17 +33,11 @@ func TestParseGoodManifest(t *testing.T) {
 		t.Fatalf("len(Tools) = %d, want 3", got)
 	}
 	list, create, hidden := m.Tools[0], m.Tools[1], m.Tools[2]
-	if in, out, err := list.Schemas(); !list.Servable() || list.Method != "notes.list" || in == nil || out == nil || err != nil {
+	if in, out, err := CompileSchemas(list); !list.Servable() || list.Method != "notes.list" || in == nil || out == nil || err != nil {
 		t.Errorf("notes.list = %+v, want servable with compiled schemas (%v)", list, err)
 	}
 	if list.Annotations == nil || list.Annotations.ReadOnlyHint == nil || !*list.Annotations.ReadOnlyHint {
 		t.Errorf("notes.list annotations = %+v", list.Annotations)
-	}
-	if list.Trivial || create.Trivial {
-		t.Errorf("schemas with properties reported trivial")
-	}
-	if !hidden.Trivial {
-		t.Errorf(`{"type":"object"} not reported trivial`)
 	}
 	if !create.Servable() {
 		t.Errorf("mcp_expose: true tool not servable")
@@ -50,7 +45,7 @@ func TestParseGoodManifest(t *testing.T) {
 	if hidden.Exposed() || hidden.Servable() {
 		t.Errorf("mcpExpose: false tool is exposed")
 	}
-	createIn, _, _ := create.Schemas()
+	createIn, _, _ := CompileSchemas(create)
 	if err := createIn.Validate(mustDecode(t, `{"title": 3}`)); err == nil {
 		t.Errorf("compiled input schema accepted a number title")
 	}
@@ -101,6 +96,11 @@ func TestParseProblems(t *testing.T) {
 			problems: []string{"tools[1].description: warning: empty description"}},
 		{name: "a top-level oneOf is a warning", data: tool(`{"name":"b","description":"B.","inputSchema":{"type":"object","oneOf":[{"required":["x"]},{"required":["y"]}]}}`),
 			problems: []string{"tools[1].inputSchema.oneOf: warning: top-level oneOf"}},
+		{name: "a top-level anyOf and allOf are warnings", data: tool(`{"name":"b","description":"B.","inputSchema":{"type":"object","anyOf":[{"required":["x"]}],"allOf":[{}]}}`),
+			problems: []string{"tools[1].inputSchema.anyOf: warning: top-level anyOf", "tools[1].inputSchema.allOf: warning: top-level allOf"}},
+		{name: "huge schemas are a warning", data: tool(`{"name":"b","description":"B.","inputSchema":{"type":"object","description":"` + strings.Repeat("x", maxSchemaLen) + `"}}`),
+			problems: []string{"tools[1]: warning: schemas are 32802 bytes; over 32768"}},
+		{name: "the schema size counts the compact form", data: tool(`{"name":"b","description":"B.","inputSchema":{"type":"object"` + strings.Repeat(" ", maxSchemaLen) + `}}`)},
 		{name: "a huge description is a warning", data: tool(`{"name":"b","description":"` + strings.Repeat("x", maxDescriptionLen+1) + `","inputSchema":{"type":"object"}}`),
 			problems: []string{"tools[1].description: warning: description is"}},
 		{name: "hidden tools are not linted", data: tool(`{"name":"c","inputSchema":{"type":"object"},"mcpExpose":false}`),
@@ -137,6 +137,14 @@ func TestParseProblems(t *testing.T) {
 				t.Errorf("tool a is not servable, but its problems are elsewhere")
 			}
 		})
+	}
+}
+
+func TestParseRefusesAFileOverTheLimit(t *testing.T) {
+	data := make([]byte, MaxFileSize+1)
+	m, problems := Parse("m.json", data)
+	if m != nil || len(problems) != 1 || problems[0].String() != "m.json: error: file is 8388609 bytes, more than the 8388608 allowed" {
+		t.Errorf("Parse = %v, %v", m, problems)
 	}
 }
 
@@ -224,7 +232,7 @@ func TestSchemaFileIsTheOneTheLoaderUses(t *testing.T) {
 }
 
 func TestViolationsNamePaths(t *testing.T) {
-	s, err := CompileSchema("t.json", "x", []byte(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","required":["name"]}}},"required":["q"]}`))
+	s, _, err := CompileSchemas(&Tool{InputSchema: []byte(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","required":["name"]}}},"required":["q"]}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,47 +247,20 @@ func TestViolationsNamePaths(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
-	f.Add([]byte(goodManifest))
-	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"$ref":"#/$defs/x"}}}}]}`))
-	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}}]}`))
-	f.Add([]byte(`{"id":"x","tools":[1,{"name":2},null]}`))
-	f.Add([]byte(`[[[[[[[[[[`))
-	// Repeated names, which encoding/json would merge (see decode.go).
-	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a":"ma"},"methods":{}}}`))
-	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"mcpExpose":"no","mcpExpose":true,"annotations":{"readOnlyHint":true},"annotations":{"title":"T"}}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		m, problems := Parse("f.json", data)
-		if m == nil && !HasErrors(problems) {
-			t.Fatalf("nil manifest without an error problem")
-		}
-		checkDecodedAsEncodingJSON(t, data, m, problems)
-		if m == nil {
-			return
-		}
-		for _, tool := range m.Tools {
-			if in, _, err := tool.Schemas(); tool.Servable() && (in == nil || err != nil) {
-				t.Fatalf("servable tool %q whose schemas do not compile: %v", tool.Name, err)
-			}
-		}
-	})
-}
-
+// jsonFields lists the JSON names of a struct's fields.
 func jsonFields(v any) []string {
-	b, _ := json.Marshal(v)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
 	var out []string
-	for k := range m {
-		out = append(out, k)
+	for f := range reflect.TypeOf(v).Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "-" {
+			out = append(out, name)
+		}
 	}
-	// omitempty hides some fields from Marshal; list them from the struct tags.
-	return append(out, tagNames(v)...)
+	return out
 }
 
 func mustDecode(t *testing.T, s string) any {
 	t.Helper()
-	v, err := decodeValue([]byte(s))
+	v, err := DecodeValue([]byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +319,7 @@ func TestSchemasAreKeptCompact(t *testing.T) {
 	if got, want := string(tool.OutputSchema), `{"type":"object"}`; got != want {
 		t.Errorf("outputSchema = %s, want %s", got, want)
 	}
-	if _, _, err := tool.Schemas(); err != nil {
+	if _, _, err := CompileSchemas(tool); err != nil {
 		t.Errorf("the compact schemas do not compile: %v", err)
 	}
 }

@@ -1,8 +1,14 @@
 package manifest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Severity says whether a problem stops something from being served.
@@ -57,34 +63,56 @@ func HasErrors(ps []Problem) bool {
 	return false
 }
 
-// pointerToPath turns a JSON pointer (/tools/2/name) into a JSON path (tools[2].name).
+// pointerToPath turns a JSON pointer (/tools/2/name) into a JSON path
+// (tools[2].name).
 func pointerToPath(ptr string) string {
-	if ptr == "" || ptr == "/" {
-		return ""
-	}
-	var b strings.Builder
-	for i, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		if isIndex(seg) {
-			fmt.Fprintf(&b, "[%s]", seg)
-			continue
+	var path string
+	for tok := range jsontext.Pointer(ptr).Tokens() {
+		if _, err := strconv.ParseUint(tok, 10, 0); err == nil {
+			path += "[" + tok + "]"
+		} else {
+			path = joinPath(path, tok)
 		}
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(seg)
 	}
-	return b.String()
+	return path
 }
 
-func isIndex(s string) bool {
-	if s == "" {
-		return false
+// joinPath appends the JSON path rel to path.
+func joinPath(path, rel string) string {
+	if path == "" || rel == "" || rel[0] == '[' {
+		return path + rel
 	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
+	return path + "." + rel
+}
+
+// decodeProblem words an error of the strict decode of a part of a
+// manifest whose syntax was found valid: a repeated name or invalid
+// UTF-8. It returns where the problem is, as a JSON path relative to the
+// part.
+func decodeProblem(err error) (path, msg string) {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return "", err.Error()
 	}
-	return true
+	path = pointerToPath(string(se.JSONPointer))
+	if errors.Is(err, jsontext.ErrDuplicateName) {
+		return path, fmt.Sprintf("%q appears twice; a name may appear only once", se.JSONPointer.LastToken())
+	}
+	return path, se.Err.Error()
+}
+
+// syntaxProblem words a syntax error in data with the line and column
+// where it is.
+func syntaxProblem(data []byte, err error) string {
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the file is empty or ends too early"
+	case errors.As(err, &se):
+		off := min(int(se.ByteOffset), len(data))
+		line := bytes.Count(data[:off], []byte{'\n'}) + 1
+		col := off - bytes.LastIndexByte(data[:off], '\n')
+		return fmt.Sprintf("line %d, column %d: %v", line, col, se.Err)
+	}
+	return err.Error()
 }

@@ -1,19 +1,157 @@
 package manifest
 
 import (
+	"bytes"
+	_ "embed"
 	stdjson "encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
+// SchemaJSON is the manifest format as a JSON Schema (draft 2020-12), the
+// same document the loader checks every file against. Editors can use it
+// through the file manifest/manifest.schema.json.
+//
+//go:embed manifest.schema.json
+var SchemaJSON []byte
+
+const metaSchemaURL = "https://github.com/tairseach/tairseach-mcp/manifest/manifest.schema.json"
+
+// formats compiles the embedded format once per process: the whole file,
+// and one tool, which Parse checks on its own so that a problem in one
+// tool keeps only that tool from being served.
+var formats = sync.OnceValues(func() (file, tool *jsonschema.Schema) {
+	c := newCompiler()
+	if err := c.AddResource(metaSchemaURL, bytes.NewReader(SchemaJSON)); err != nil {
+		panic("manifest: embedded schema: " + err.Error())
+	}
+	return c.MustCompile(metaSchemaURL), c.MustCompile(metaSchemaURL + "#/$defs/tool")
+})
+
+// newCompiler returns a draft 2020-12 compiler that never loads anything:
+// a manifest cannot make the bridge open a connection or read a file.
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("loading %s is disabled: schemas must be self-contained", s)
+	}
+	return c
+}
+
 // CompileSchemas compiles the tool's input schema and its output schema
-// (nil when the tool declares none). Nothing is loaded from the network or
-// the file system. For a tool Parse found servable it does not fail.
+// (nil when the tool declares none), each draft 2020-12 unless its
+// $schema says otherwise. References may only point inside the schema:
+// nothing is loaded from the network or the file system. For a tool
+// Parse found servable it does not fail. It is safe for concurrent use.
 func CompileSchemas(t *Tool) (in, out *jsonschema.Schema, err error) {
-	return compileTool(t.file, t)
+	in, err = compileSchema(t.Path()+".inputSchema", t.InputSchema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("inputSchema: %w", err)
+	}
+	if len(t.OutputSchema) > 0 {
+		out, err = compileSchema(t.Path()+".outputSchema", t.OutputSchema)
+		if err != nil {
+			return nil, nil, fmt.Errorf("outputSchema: %w", err)
+		}
+	}
+	return in, out, nil
+}
+
+// compileSchema compiles one schema; path names it in the manifest.
+func compileSchema(path string, schema []byte) (s *jsonschema.Schema, err error) {
+	defer func() {
+		// The library panics on numbers its big.Rat parser refuses (an
+		// exponent past a million): one manifest must not stop the load.
+		if p := recover(); p != nil {
+			s, err = nil, fmt.Errorf("the schema library failed on it (%v); a number may be out of range", p)
+		}
+	}()
+	c := newCompiler()
+	u := "file:///" + path + ".json"
+	if err := c.AddResource(u, bytes.NewReader(schema)); err != nil {
+		return nil, cleanSchemaError(err, u)
+	}
+	if s, err = c.Compile(u); err != nil {
+		return nil, cleanSchemaError(err, u)
+	}
+	return s, nil
+}
+
+// cleanSchemaError drops the library's prefixes and the synthetic URL so
+// the message reads well after file:path.
+func cleanSchemaError(err error, u string) error {
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		var parts []string
+		for _, v := range Violations(ve) {
+			if v.Pointer == "" {
+				parts = append(parts, v.Message)
+			} else {
+				parts = append(parts, v.Path()+": "+v.Message)
+			}
+		}
+		return errors.New(strings.Join(parts, "; "))
+	}
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "jsonschema "+u+" compilation failed: ", "")
+	msg = strings.ReplaceAll(msg, "jsonschema: ", "")
+	msg = strings.ReplaceAll(msg, u, "schema")
+	return errors.New(msg)
+}
+
+// Violation is one reason a value failed a schema.
+type Violation struct {
+	// Pointer is the JSON pointer of the failing value ("" = the root).
+	Pointer string
+	// Message says why, e.g. "expected string, but got number".
+	Message string
+}
+
+// Path returns the failing value's location as a JSON path: "" for the
+// root, else e.g. "items[2].name".
+func (v Violation) Path() string { return pointerToPath(v.Pointer) }
+
+// Violations flattens a validation error into its leaf causes, the ones
+// that say what is actually wrong. Any other error becomes one violation
+// at the root.
+func Violations(err error) []Violation {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Message: err.Error()}}
+	}
+	var out []Violation
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, Violation{Pointer: e.InstanceLocation, Message: e.Message})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out
+}
+
+// Validate checks a value decoded by DecodeValue against a compiled
+// schema, like s.Validate, but turns the library's panics (it has some on
+// numbers whose exponent is past a million) into an error.
+func Validate(s *jsonschema.Schema, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cannot be checked: %v (a number may be out of range)", p)
+		}
+	}()
+	return s.Validate(v)
 }
 
 // numbersAsJSONNumber keeps numbers as json.Number, the type the schema

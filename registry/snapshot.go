@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -111,8 +112,8 @@ func protocolTool(name string, t *manifest.Tool) protocol.Tool {
 		Name:         name,
 		Title:        t.Title,
 		Description:  t.Description,
-		InputSchema:  t.InputSchema,
-		OutputSchema: t.OutputSchema,
+		InputSchema:  json.RawMessage(t.InputSchema),
+		OutputSchema: json.RawMessage(t.OutputSchema),
 	}
 	if a := t.Annotations; a != nil {
 		pt.Annotations = &protocol.ToolAnnotations{

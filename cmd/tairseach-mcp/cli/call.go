@@ -101,15 +101,4 @@ func prettyJSON(text string) string {
 	return b.String()
 }
 
-func compactJSON(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return nil
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
-}
-
 func joinPaths(ps []string) string { return strings.Join(ps, ", ") }

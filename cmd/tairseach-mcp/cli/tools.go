@@ -52,7 +52,7 @@ func runTools(e *env, opts *options, asJSON bool) error {
 			infos = append(infos, toolInfo{
 				Name: en.Name, Method: en.Method, File: en.File, ManifestName: en.Tool.Name,
 				Title: en.Tool.Title, Description: en.Tool.Description,
-				InputSchema: compactJSON(en.Tool.InputSchema), OutputSchema: compactJSON(en.Tool.OutputSchema),
+				InputSchema: json.RawMessage(en.Tool.InputSchema), OutputSchema: json.RawMessage(en.Tool.OutputSchema),
 			})
 		}
 		enc := json.NewEncoder(e.stdout)

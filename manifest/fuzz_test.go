@@ -1,0 +1,86 @@
+package manifest
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+)
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(goodManifest))
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object","properties":{"n":{"$ref":"#/$defs/x"}}}}]}`))
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}}]}`))
+	f.Add([]byte(`{"id":"x","tools":[1,{"name":2},null]}`))
+	f.Add([]byte(`[[[[[[[[[[`))
+	// Repeated names, in the manifest and in a tool.
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"}}],"implementation":{"methods":{"a":"ma"},"methods":{}}}`))
+	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"mcpExpose":"no","mcpExpose":true,"annotations":{"readOnlyHint":true},"annotations":{"title":"T"}}]}`))
+	f.Add([]byte(`{"id":"x","tools":[],"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`))
+	f.Add([]byte("{\"id\":\"x\",\"tools\":[{\"name\":\"a\",\"description\":\"\xff\",\"inputSchema\":{\"type\":\"object\"}},\n {\"name\":\"b\",\"inputSchema\":{ \"type\" : \"object\" }}],\"implementation\":{\"methods\":{\"a\":\"a\",\"b\":\"b\"}}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, problems := Parse("f.json", data)
+		if m == nil && !HasErrors(problems) {
+			t.Fatalf("nil manifest without an error problem")
+		}
+		for _, p := range problems {
+			if p.File != "f.json" || p.Message == "" {
+				t.Fatalf("problem without a file or a message: %+v", p)
+			}
+			if p.Tool != "" && !strings.HasPrefix(p.Path, "tools[") {
+				t.Fatalf("problem about tool %q with no path into it: %s", p.Tool, p)
+			}
+		}
+		if m == nil {
+			return
+		}
+		doc, _ := DecodeValue(data) // nil unless the whole file is strict JSON
+		docTools, _ := m2(doc)["tools"].([]any)
+		for i, tool := range m.Tools {
+			if tool.Index != i {
+				t.Fatalf("tools[%d] has index %d", i, tool.Index)
+			}
+			if tool.Broken {
+				if !hasErrorAt(problems, tool.Path()) {
+					t.Fatalf("%s is broken, but no error says why:\n%s", tool.Path(), joinProblems(problems))
+				}
+				continue
+			}
+			for _, s := range []jsontext.Value{tool.InputSchema, tool.OutputSchema} {
+				c := s.Clone()
+				if err := c.Compact(); s != nil && (err != nil || !bytes.Equal(c, s) || bytes.ContainsAny(s, "\r\n")) {
+					t.Fatalf("%s: a schema is not compact: %q", tool.Path(), s)
+				}
+			}
+			if in, _, err := CompileSchemas(tool); tool.Servable() && (in == nil || err != nil) {
+				t.Fatalf("servable tool %q whose schemas do not compile: %v", tool.Name, err)
+			}
+			if docTools == nil {
+				continue
+			}
+			// What is served is what the file says.
+			want := m2(docTools[i])
+			in, err := DecodeValue(tool.InputSchema)
+			if err != nil || want["name"] != tool.Name || !cmp.Equal(want["inputSchema"], in) {
+				t.Fatalf("%s is served as %q with %s (%v); the file says %v", tool.Path(), tool.Name, tool.InputSchema, err, want)
+			}
+		}
+	})
+}
+
+func m2(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// hasErrorAt reports whether an error problem is at path or inside it.
+func hasErrorAt(problems []Problem, path string) bool {
+	for _, p := range problems {
+		if rest, ok := strings.CutPrefix(p.Path, path); ok && p.Severity == Error && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return true
+		}
+	}
+	return false
+}
