@@ -136,8 +136,8 @@ func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 		broken("", fmt.Sprintf("cannot decode tool: %v", err)) // see "cannot decode manifest"
 		return t, nil
 	}
-	// Compact, as clients are sent them and the lint counts them. Format
-	// refuses nothing here: raw was decoded strictly above.
+	// Compact, as clients are sent them and the lint counts them; nothing
+	// can fail here, raw was decoded strictly above.
 	_ = t.InputSchema.Compact()
 	if t.OutputSchema != nil {
 		_ = t.OutputSchema.Compact()
