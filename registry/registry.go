@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -208,8 +209,27 @@ func (r *Registry) unchanged(s scanned) bool {
 // records each file's state; it returns the problems that are new.
 func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 	r.walkProblems = s.walkProblems
+	// Parsing compiles every schema, most of a load's work: files are
+	// parsed on every processor.
+	type result struct {
+		m        *manifest.Manifest
+		problems []manifest.Problem
+	}
+	results := make([]result, len(s.files))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, f := range s.files {
+		if st := r.files[f.path]; f.readErr == nil && (st == nil || !st.hasSum || st.sum != f.sum) {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				results[i].m, results[i].problems = manifest.Parse(f.path, f.data)
+			})
+		}
+	}
+	wg.Wait()
 	seen := make(map[string]bool, len(s.files))
-	for _, f := range s.files {
+	for i, f := range s.files {
 		seen[f.path] = true
 		st := r.files[f.path]
 		if st == nil {
@@ -227,7 +247,7 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 			}
 			st.hasSum, st.parsed, st.problems = false, nil, []manifest.Problem{pr}
 		case !st.hasSum || st.sum != f.sum:
-			m, problems := manifest.Parse(f.path, f.data)
+			m, problems := results[i].m, results[i].problems
 			st.sum, st.hasSum, st.parsed, st.problems = f.sum, true, m, problems
 			if m != nil && !manifest.HasErrors(problems) {
 				st.lastGood = m
