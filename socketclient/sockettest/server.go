@@ -8,16 +8,18 @@
 // Like the real backend, a Server speaks newline-delimited JSON-RPC 2.0,
 // answers the requests of one connection one at a time and in order,
 // answers a batch (a JSON array) with an array, and answers notifications
-// not at all.
+// not at all. It reads JSON as github.com/go-json-experiment/json does by
+// default: member names match exactly, and a message with a repeated name
+// or invalid UTF-8 is a parse error.
 package sockettest
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"net"
@@ -28,16 +30,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Request is one request the server received.
 type Request struct {
 	// ID is the id exactly as sent; nil for a notification.
-	ID json.RawMessage
+	ID jsontext.Value
 	// Method is the method name.
 	Method string
 	// Params are the params exactly as sent; nil when absent.
-	Params json.RawMessage
+	Params jsontext.Value
 }
 
 // Error is an error a Handler returns to answer with that JSON-RPC error.
@@ -50,9 +55,10 @@ type Error struct {
 // Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
-// Handler answers one request: a result (a json.RawMessage is sent as it
-// is, anything else is encoded with encoding/json), or an error (an *Error
-// is sent as that JSON-RPC error, any other as -32603 with its text). ctx
+// Handler answers one request: a result (a jsontext.Value is sent as it
+// is, anything else is marshalled with github.com/go-json-experiment/json,
+// map keys sorted), or an error (an *Error is sent as that JSON-RPC error,
+// any other as -32603 with its text). ctx
 // is cancelled when the client hangs up or the server closes the
 // connection. Handlers of different connections run concurrently.
 type Handler func(ctx context.Context, req Request) (result any, err error)
@@ -60,7 +66,7 @@ type Handler func(ctx context.Context, req Request) (result any, err error)
 // Echo answers every request with its params (null when there are none).
 func Echo(_ context.Context, req Request) (any, error) {
 	if len(req.Params) == 0 {
-		return json.RawMessage("null"), nil
+		return jsontext.Value("null"), nil
 	}
 	return req.Params, nil
 }
@@ -75,7 +81,7 @@ const (
 	FaultGarbage                // answer "this is not json"
 	FaultWrongID                // answer with another id: the request's plus one, or "not-your-id"
 	FaultCloseMidReply          // write half the reply, then close the connection
-	FaultCloseBeforeReply       // close the connection without answering
+	FaultCloseBeforeReply       // close the connection without answering (see StreamingParser)
 	FaultHugeReply              // answer a line of HugeSize bytes, written in pieces
 )
 
@@ -106,6 +112,17 @@ type Server struct {
 	// NoRecord stops Requests from recording: for benchmarks, where the
 	// record would grow without bound.
 	NoRecord bool
+	// StreamingParser makes the server read requests as a backend that
+	// parses JSON straight from the socket does: a byte at a time, up to
+	// the end of each JSON value, so the newline after a request stays
+	// unread until the next request is read. A fault that closes the
+	// connection then leaves that newline unread, and the kernel reports
+	// a reset to the client instead of an end of file, although the
+	// request was read and recorded. Such a server reads the next request
+	// only once it has answered one (Concurrent does not apply), and a
+	// line that is not JSON closes the connection, as there is no telling
+	// where the next message starts.
+	StreamingParser bool
 
 	tb      testing.TB
 	handler Handler
@@ -360,12 +377,22 @@ func (sc *serverConn) write(b []byte) bool {
 
 // serve reads the lines of sc until it closes. Reading goes on while a
 // line is answered, so that a client hanging up cancels the handler's
-// context at once, as it would on the real backend.
+// context at once, as it would on the real backend; a StreamingParser
+// reads the next request only once it has answered one.
 func (s *Server) serve(ctx context.Context, sc *serverConn) {
 	var answering sync.WaitGroup // the goroutines below; serve waits for them
 	defer answering.Wait()
 	defer sc.close()
 
+	if s.StreamingParser {
+		next := readValues(sc.nc)
+		for {
+			line, err := next()
+			if err != nil || !s.answer(ctx, sc, s.parseLine(line)) {
+				return
+			}
+		}
+	}
 	lines := make(chan []item, 16)
 	if !s.Concurrent {
 		answering.Add(1)
@@ -386,15 +413,11 @@ func (s *Server) serve(ctx context.Context, sc *serverConn) {
 			}
 		}()
 	}
-	r := bufio.NewReaderSize(sc.nc, 64<<10)
+	next := readLines(sc.nc)
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := next()
 		if err != nil {
 			return // a partial last line is dropped, as the client is gone
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
 		}
 		items := s.parseLine(line)
 		if s.Concurrent {
@@ -416,6 +439,40 @@ func (s *Server) serve(ctx context.Context, sc *serverConn) {
 	}
 }
 
+// readLines returns a func that reads the next non-blank line from r,
+// without its newline and surrounding white space.
+func readLines(r io.Reader) func() ([]byte, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	return func() ([]byte, error) {
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				return nil, err
+			}
+			if line = bytes.TrimSpace(line); len(line) > 0 {
+				return line, nil
+			}
+		}
+	}
+}
+
+// readValues returns a func that reads the next JSON value from r a byte
+// at a time, leaving what follows the value unread (see StreamingParser).
+// Repeated names and invalid UTF-8 pass, for parseLine to answer as it
+// would on a line.
+func readValues(r io.Reader) func() ([]byte, error) {
+	d := jsontext.NewDecoder(byteReader{r}, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	return func() ([]byte, error) {
+		v, err := d.ReadValue()
+		return v.Clone(), err
+	}
+}
+
+// byteReader reads at most one byte per Read from r.
+type byteReader struct{ r io.Reader }
+
+func (b byteReader) Read(p []byte) (int, error) { return b.r.Read(p[:min(len(p), 1)]) }
+
 // item is one message of a line: a request to answer, or the error reply
 // to a malformed one.
 type item struct {
@@ -426,13 +483,13 @@ type item struct {
 
 // parseLine splits a line into its messages and records the requests.
 func (s *Server) parseLine(line []byte) []item {
-	if !json.Valid(line) {
+	if !jsontext.Value(line).IsValid() {
 		return []item{{reply: errorReply(nil, -32700, "Parse error", nil)}}
 	}
 	if line[0] != '[' {
 		return []item{s.parseMessage(line)}
 	}
-	var elems []json.RawMessage
+	var elems []jsontext.Value
 	json.Unmarshal(line, &elems) // valid JSON, and an array
 	if len(elems) == 0 {
 		return []item{{reply: errorReply(nil, -32600, "Invalid Request", nil)}}
@@ -446,20 +503,19 @@ func (s *Server) parseLine(line []byte) []item {
 }
 
 func (s *Server) parseMessage(raw []byte) item {
-	var m map[string]json.RawMessage
+	var m struct {
+		ID     jsontext.Value `json:"id"`
+		Method jsontext.Value `json:"method"`
+		Params jsontext.Value `json:"params"`
+	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return item{reply: errorReply(nil, -32600, "Invalid Request", nil)}
 	}
-	id, hasID := m["id"]
-	method := m["method"]
 	var name string
-	if len(method) == 0 || method[0] != '"' || json.Unmarshal(method, &name) != nil {
-		return item{reply: errorReply(id, -32600, "Invalid Request", nil)}
+	if m.Method.Kind() != '"' || json.Unmarshal(m.Method, &name) != nil {
+		return item{reply: errorReply(m.ID, -32600, "Invalid Request", nil)}
 	}
-	req := Request{Method: name, Params: m["params"]}
-	if hasID {
-		req.ID = id
-	}
+	req := Request{ID: m.ID, Method: name, Params: m.Params}
 	s.record(req)
 	return item{req: req}
 }
@@ -539,7 +595,7 @@ func (s *Server) answerOne(ctx context.Context, sc *serverConn, req Request, fau
 
 // writeHuge writes a reply line of s.HugeSize bytes, newline included, a
 // piece at a time, so that it never exists whole in memory.
-func (s *Server) writeHuge(sc *serverConn, id json.RawMessage) {
+func (s *Server) writeHuge(sc *serverConn, id jsontext.Value) {
 	sc.wmu.Lock()
 	defer sc.wmu.Unlock()
 	head := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":"`...)
@@ -558,15 +614,15 @@ func (s *Server) writeHuge(sc *serverConn, id json.RawMessage) {
 
 // wrongID returns an id that is not id: the next integer (the likeliest
 // mix-up), or a string.
-func wrongID(id json.RawMessage) json.RawMessage {
+func wrongID(id jsontext.Value) jsontext.Value {
 	if n, err := strconv.ParseInt(string(id), 10, 64); err == nil && n < math.MaxInt64 {
 		return strconv.AppendInt(nil, n+1, 10)
 	}
-	return json.RawMessage(`"not-your-id"`)
+	return jsontext.Value(`"not-your-id"`)
 }
 
 // reply encodes the answer to the request with id.
-func reply(id json.RawMessage, result any, err error) []byte {
+func reply(id jsontext.Value, result any, err error) []byte {
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
@@ -574,22 +630,21 @@ func reply(id json.RawMessage, result any, err error) []byte {
 		}
 		return errorReply(id, e.Code, e.Message, e.Data)
 	}
-	raw, ok := result.(json.RawMessage)
+	raw, ok := result.(jsontext.Value)
 	if !ok {
 		var merr error
-		if raw, merr = json.Marshal(result); merr != nil {
+		if raw, merr = json.Marshal(result, json.Deterministic(true)); merr != nil {
 			return errorReply(id, -32603, "encode result: "+merr.Error(), nil)
 		}
 	}
 	if len(raw) == 0 {
-		raw = json.RawMessage("null")
+		raw = jsontext.Value("null")
 	}
 	if bytes.IndexByte(raw, '\n') >= 0 {
-		var b bytes.Buffer
-		if err := json.Compact(&b, raw); err != nil {
+		raw = raw.Clone()
+		if err := raw.Compact(); err != nil {
 			return errorReply(id, -32603, "handler result is not JSON: "+err.Error(), nil)
 		}
-		raw = b.Bytes()
 	}
 	out := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
 	out = append(out, `,"result":`...)
@@ -598,15 +653,15 @@ func reply(id json.RawMessage, result any, err error) []byte {
 }
 
 // errorReply encodes an error answer; a nil id is sent as null.
-func errorReply(id json.RawMessage, code int64, message string, data any) []byte {
+func errorReply(id jsontext.Value, code int64, message string, data any) []byte {
 	if id == nil {
-		id = json.RawMessage("null")
+		id = jsontext.Value("null")
 	}
 	obj, err := json.Marshal(struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
-		Data    any    `json:"data,omitempty"`
-	}{code, message, data})
+		Data    any    `json:"data,omitzero"`
+	}{code, message, data}, json.Deterministic(true))
 	if err != nil {
 		return errorReply(id, -32603, "encode error data: "+err.Error(), nil)
 	}

@@ -3,11 +3,11 @@ package sockettest_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
@@ -108,12 +110,20 @@ func TestAnswers(t *testing.T) {
 			handler: func(context.Context, sockettest.Request) (any, error) { return nil, errors.New("boom") },
 			send:    []string{`{"jsonrpc":"2.0","id":6,"method":"m"}`},
 			want:    []string{`{"jsonrpc":"2.0","id":6,"error":{"code":-32603,"message":"boom"}}`}},
-		{name: "a result is encoded with encoding/json",
-			handler: func(context.Context, sockettest.Request) (any, error) { return map[string]int{"a": 1}, nil },
-			send:    []string{`{"jsonrpc":"2.0","id":7,"method":"m"}`},
-			want:    []string{`{"jsonrpc":"2.0","id":7,"result":{"a":1}}`}},
+		{name: "a result is marshalled, map keys sorted",
+			handler: func(context.Context, sockettest.Request) (any, error) {
+				return map[string]int{"b": 2, "a": 1, "c": 3}, nil
+			},
+			send: []string{`{"jsonrpc":"2.0","id":7,"method":"m"}`},
+			want: []string{`{"jsonrpc":"2.0","id":7,"result":{"a":1,"b":2,"c":3}}`}},
+		{name: "a raw result is sent as it is",
+			handler: func(context.Context, sockettest.Request) (any, error) {
+				return jsontext.Value(`{ "a" : "\u00e9" }`), nil
+			},
+			send: []string{`{"jsonrpc":"2.0","id":8,"method":"m"}`},
+			want: []string{`{"jsonrpc":"2.0","id":8,"result":{ "a" : "\u00e9" }}`}},
 		{name: "a raw result with newlines is compacted to stay one line",
-			handler: func(context.Context, sockettest.Request) (any, error) { return json.RawMessage("{\n \"a\": 1\n}"), nil },
+			handler: func(context.Context, sockettest.Request) (any, error) { return jsontext.Value("{\n \"a\": 1\n}"), nil },
 			send:    []string{`{"jsonrpc":"2.0","id":8,"method":"m"}`},
 			want:    []string{`{"jsonrpc":"2.0","id":8,"result":{"a":1}}`}},
 	}
@@ -147,8 +157,8 @@ func TestRequestsAreRecordedInArrivalOrder(t *testing.T) {
 		if !noRecord {
 			want = []sockettest.Request{
 				{Method: "first"},
-				{ID: json.RawMessage(`"b"`), Method: "second", Params: json.RawMessage(`{"x": 1}`)},
-				{ID: json.RawMessage(`3`), Method: "third", Params: json.RawMessage(`[]`)},
+				{ID: jsontext.Value(`"b"`), Method: "second", Params: jsontext.Value(`{"x": 1}`)},
+				{ID: jsontext.Value(`3`), Method: "third", Params: jsontext.Value(`[]`)},
 			}
 		}
 		if diff := cmp.Diff(want, s.Requests()); diff != "" {
@@ -233,8 +243,8 @@ func TestFaults(t *testing.T) {
 		{sockettest.FaultHugeReply, func(t *testing.T, s *sockettest.Server, c *client) {
 			got := c.line()
 			var r struct {
-				ID     int
-				Result string
+				ID     int    `json:"id"`
+				Result string `json:"result"`
 			}
 			if len(got)+1 != s.HugeSize || json.Unmarshal([]byte(got), &r) != nil || r.ID != 7 {
 				t.Errorf("got a %d-byte line starting %.40q; want %d bytes of JSON for id 7", len(got)+1, got, s.HugeSize)
@@ -397,5 +407,35 @@ func TestCloseWaitsForHandlersAndIsIdempotent(t *testing.T) {
 	defer mu.Unlock()
 	if running != 0 {
 		t.Errorf("%d handlers still running after Close", running)
+	}
+}
+
+// A streaming parser reads each request up to the end of its JSON value:
+// requests are answered as usual, but a fault that closes the connection
+// leaves the request's newline unread, which Linux reports to the client
+// as a reset.
+func TestStreamingParser(t *testing.T) {
+	s := sockettest.NewUnstartedServer(t, nil)
+	s.StreamingParser = true
+	s.Start()
+	s.SetFault(func(r sockettest.Request) sockettest.Fault {
+		if r.Method == "crash" {
+			return sockettest.FaultCloseBeforeReply
+		}
+		return sockettest.FaultNone
+	})
+	c := dial(t, s)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`+"\r\n", `[{"jsonrpc":"2.0","id":2,"method":"m","params":[2]}]`)
+	want := []string{`{"jsonrpc":"2.0","id":1,"result":[1]}`, `[{"jsonrpc":"2.0","id":2,"result":[2]}]`}
+	if diff := cmp.Diff(want, []string{c.line(), c.line()}); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"crash"}`)
+	got, err := c.rest()
+	if got != "" || err == nil && runtime.GOOS == "linux" {
+		t.Errorf("after a crash with the newline unread: read %q, %v; want a reset", got, err)
+	}
+	if n := len(s.Requests()); n != 3 {
+		t.Errorf("%d requests recorded, want 3: the crashing one was read", n)
 	}
 }
