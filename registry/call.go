@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -100,12 +101,10 @@ func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*pr
 
 // callBackend calls the backend, bounded by the call timeout.
 func (r *Registry) callBackend(ctx context.Context, method string, args json.RawMessage) (json.RawMessage, error) {
-	if tc, ok := r.opts.Backend.(TimedCaller); ok {
-		return tc.CallWithin(ctx, r.opts.CallTimeout, method, args)
-	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	return r.opts.Backend.Call(ctx, method, args)
+	res, err := r.opts.Backend.Call(ctx, method, jsontext.Value(args))
+	return json.RawMessage(res), err
 }
 
 // checkArguments validates args against the tool's input schema and

@@ -8,13 +8,13 @@ package registry
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -26,18 +26,12 @@ import (
 // rather than a bare timeout.
 const DefaultCallTimeout = 50 * time.Second
 
-// Caller is what the registry needs from a backend: one JSON-RPC call.
-// socketclient.Client implements it. Errors are classified with the
-// socketclient error values (RPCError, ErrUnavailable, ErrBadReply).
+// Caller is what the registry needs from a backend: one JSON-RPC call,
+// bounded by ctx. socketclient.Client implements it. Errors are classified
+// with the socketclient error values (RPCError, ErrUnavailable,
+// ErrBadReply).
 type Caller interface {
-	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
-// A TimedCaller bounds a call by a timeout itself, like a context's
-// deadline would (socketclient.Client is one): the registry then gives it
-// the call timeout instead of a context with a timer, for each call.
-type TimedCaller interface {
-	CallWithin(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error)
+	Call(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error)
 }
 
 // Options configures a Registry. The zero value of each field means its default.

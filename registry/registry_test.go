@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -26,11 +27,12 @@ type fakeBackend struct {
 	fn    func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
-func (f *fakeBackend) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (f *fakeBackend) Call(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, method+" "+string(params))
 	f.mu.Unlock()
-	return f.fn(ctx, method, params)
+	res, err := f.fn(ctx, method, json.RawMessage(params))
+	return jsontext.Value(res), err
 }
 
 func (f *fakeBackend) recorded() []string {
@@ -170,7 +172,7 @@ func TestCallOutcomes(t *testing.T) {
 			wantText: []string{"The backend broke its contract", "out of range"}},
 		{name: "a result that breaks the outputSchema is an error", tool: "t_notes_create", args: `{"title":"a"}`, reply: `{"id":7}`, wantError: true,
 			wantText: []string{"The backend broke its contract", "result.id: expected string, but got number"}},
-		{name: "a backend error keeps its code, message and data", tool: "t_notes_any", args: `{}`, err: &socketclient.RPCError{Code: -32011, Message: "Permission denied", Data: json.RawMessage(`{"reason":"no"}`)}, wantError: true,
+		{name: "a backend error keeps its code, message and data", tool: "t_notes_any", args: `{}`, err: &socketclient.RPCError{Code: -32011, Message: "Permission denied", Data: jsontext.Value(`{"reason":"no"}`)}, wantError: true,
 			wantText: []string{"The backend returned error -32011 for notes.any: Permission denied", `Details: {"reason":"no"}`}},
 		{name: "an unreachable backend says where it was looked for", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w at /run/t.sock: connect: no such file or directory", socketclient.ErrUnavailable), wantError: true,
 			wantText: []string{"not reachable", "Is the backend running at /run/t.sock?"}},
@@ -476,30 +478,22 @@ func TestReloadWithNothingChangedKeepsTheSnapshot(t *testing.T) {
 	}
 }
 
-// timedBackend bounds calls itself, as socketclient.Client does.
-type timedBackend struct {
-	fakeBackend
-	timeout time.Duration
-}
-
-func (b *timedBackend) CallWithin(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
-	b.timeout = timeout
-	if _, ok := ctx.Deadline(); ok {
-		return nil, errors.New("the registry set a deadline of its own")
-	}
-	return nil, fmt.Errorf("waiting for the backend: %w", context.DeadlineExceeded)
-}
-
-// A backend that bounds calls itself is given the call timeout, not a
-// context with a timer, and its timeout is reported as one.
-func TestATimedCallerGetsTheCallTimeout(t *testing.T) {
+// The backend is given the call timeout as its context's deadline, and
+// its timeout is reported as one.
+func TestTheBackendGetsTheCallTimeout(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
-	be := &timedBackend{}
+	var left time.Duration
+	be := &fakeBackend{fn: func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		if deadline, ok := ctx.Deadline(); ok {
+			left = time.Until(deadline)
+		}
+		return nil, fmt.Errorf("waiting for the backend: %w", context.DeadlineExceeded)
+	}}
 	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be, BackendAddr: "/run/t.sock", CallTimeout: 3 * time.Second})
 	res := call(t, r, "t_notes_any", `{}`)
-	if be.timeout != 3*time.Second {
-		t.Errorf("timeout given = %v, want 3s", be.timeout)
+	if left <= 2*time.Second || left > 3*time.Second {
+		t.Errorf("the backend's context had %v left, want the 3s call timeout", left)
 	}
 	if !res.IsError || !strings.Contains(res.Content[0].TextString(), "did not answer notes.any within 3s") {
 		t.Errorf("result = %+v, want the timeout message", res)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
@@ -73,13 +75,13 @@ func TestInvalidUTF8InABackendErrorIsCleaned(t *testing.T) {
 		wantText []string
 	}{
 		{name: "invalid bytes in data become U+FFFD",
-			err:      &socketclient.RPCError{Code: -32011, Message: "Permission denied", Data: json.RawMessage("{\"why\":\"\xff\xfe\"}")},
+			err:      &socketclient.RPCError{Code: -32011, Message: "Permission denied", Data: jsontext.Value("{\"why\":\"\xff\xfe\"}")},
 			wantText: []string{"Permission denied", "Details: {\"why\":\"\uFFFD\uFFFD\"}"}},
 		{name: "invalid bytes in the message become U+FFFD",
 			err:      &socketclient.RPCError{Code: -1, Message: "bad \xc3 byte"},
 			wantText: []string{"bad \uFFFD byte"}},
 		{name: "long data is cut between characters",
-			err:      &socketclient.RPCError{Code: -1, Message: "m", Data: json.RawMessage(longData)},
+			err:      &socketclient.RPCError{Code: -1, Message: "m", Data: jsontext.Value(longData)},
 			wantText: []string{"Details: " + longData[:2047] + "…"}},
 	}
 	for _, tt := range tests {

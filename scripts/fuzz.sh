@@ -23,7 +23,7 @@ targets=(
 	"./manifest FuzzSurelyWellFormed"
 	"./manifest FuzzArgumentsSurelyValid"
 	"./registry FuzzClientName"
-	"./socketclient FuzzParseReply"
+	"./socketclient FuzzDecodeReply"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
 
 // benchParams returns params of exactly size bytes.
-func benchParams(size int) json.RawMessage {
-	return json.RawMessage(`{"data":"` + strings.Repeat("x", size-11) + `"}`)
+func benchParams(size int) jsontext.Value {
+	return jsontext.Value(`{"data":"` + strings.Repeat("x", size-11) + `"}`)
 }
 
 func benchServer(b *testing.B) *sockettest.Server {
@@ -74,7 +76,10 @@ func BenchmarkCallQueued(b *testing.B) {
 	b.SetParallelism(32)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := c.CallWithin(context.Background(), 30*time.Second, "echo", p); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_, err := c.Call(ctx, "echo", p)
+			cancel()
+			if err != nil {
 				b.Error(err)
 				return
 			}
@@ -116,7 +121,7 @@ var (
 	bigReply   = []byte(`{"jsonrpc":"2.0","id":12345,"result":` + string(benchParams(64<<10)) + `}`)
 )
 
-func BenchmarkParseReply(b *testing.B) {
+func BenchmarkDecodeReply(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		line []byte
@@ -125,7 +130,7 @@ func BenchmarkParseReply(b *testing.B) {
 			b.SetBytes(int64(len(bc.line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := parseReply(bc.line); err != nil {
+				if _, err := decodeReply(bc.line); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -133,9 +138,9 @@ func BenchmarkParseReply(b *testing.B) {
 	}
 }
 
-// BenchmarkParseReplyEncodingJSON is the baseline for BenchmarkParseReply:
-// decoding the same lines with encoding/json.
-func BenchmarkParseReplyEncodingJSON(b *testing.B) {
+// BenchmarkDecodeReplyEncodingJSON is the baseline for BenchmarkDecodeReply:
+// decoding the same lines with encoding/json, which checks less.
+func BenchmarkDecodeReplyEncodingJSON(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		line []byte

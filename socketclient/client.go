@@ -6,20 +6,21 @@
 // context, matches each reply to its request by id, and recovers by itself
 // when the backend restarts.
 //
-// A connection that saw any failure (an error, a timeout, a cancellation,
-// an unexpected byte) is closed, never pooled: a reply that arrives late
-// must not be read as the answer to the next call.
+// A request is sent at most once. It is sent again, on another connection,
+// only when it provably never reached the backend; any other failure
+// after it went out is ErrBadReply, meaning it may or may not have been
+// carried out. A connection that saw any failure is closed, never pooled,
+// and an idle one is checked before it is used again.
 package socketclient
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 )
 
@@ -57,15 +58,13 @@ type Client struct {
 	log  zerolog.Logger
 
 	nextID atomic.Uint64
-	// slots holds a token per call that has or is getting a connection.
-	// A connection is dialled only when no idle one is left, and a call
-	// returns its connection to the idle stack before its token, so
-	// connections (idle and busy) never outnumber PoolSize.
+	// slots holds a token per call that has or is getting a connection,
+	// so connections, idle and busy, never outnumber PoolSize.
 	slots chan struct{}
 	done  chan struct{} // closed by Close: wakes calls waiting for a slot
 
 	mu     sync.Mutex
-	idle   []*conn            // LIFO: the most recently used connection is warmest
+	idle   []*conn            // LIFO: the most recently used connection first
 	busy   map[*conn]struct{} // in use; Close closes them to fail their calls
 	closed bool
 }
@@ -74,7 +73,7 @@ type Client struct {
 // connections are made when calls need them, so startup never waits for
 // the backend.
 func New(path string, opts *Options) *Client {
-	c := &Client{path: path, busy: map[*conn]struct{}{}, done: make(chan struct{})}
+	c := &Client{path: path, busy: map[*conn]struct{}{}, done: make(chan struct{}), log: zerolog.Nop()}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -89,8 +88,6 @@ func New(path string, opts *Options) *Client {
 	}
 	if c.opts.Logger != nil {
 		c.log = *c.opts.Logger
-	} else {
-		c.log = zerolog.Nop()
 	}
 	c.slots = make(chan struct{}, c.opts.PoolSize)
 	return c
@@ -122,127 +119,64 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Call sends method with params and returns the result exactly as the
-// backend sent it. params go out byte for byte (compacted only if they
-// hold a newline, which would split the line); empty params are left out.
+// Call sends method with params and returns the backend's result. params
+// must be valid JSON; they go out compacted, and empty params are left
+// out. The result is the backend's bytes, except that a result holding
+// invalid UTF-8 is compacted with each invalid byte replaced by U+FFFD,
+// so that it can be passed on as JSON text; so is an error's data.
 //
 // The call is bounded by ctx: on cancellation or deadline it returns
 // promptly with an error wrapping ctx.Err(). Failures are an *RPCError (the
 // backend's answer), or wrap ErrUnavailable, ErrBadReply, ErrClosed or the
 // context's error.
-func (c *Client) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return c.CallWithin(ctx, 0, method, params)
-}
-
-// CallWithin is Call bounded also by timeout, counted from now (0 means
-// none): running out fails the call like its context's deadline would,
-// with an error wrapping context.DeadlineExceeded. It spares the caller a
-// context with a timer per call: the bound is the deadline of the dial and
-// of the connection's I/O, and a timer only while waiting for a free
-// connection.
-func (c *Client) CallWithin(ctx context.Context, timeout time.Duration, method string, params json.RawMessage) (json.RawMessage, error) {
+func (c *Client) Call(ctx context.Context, method string, params jsontext.Value) (res jsontext.Value, err error) {
 	start := time.Now()
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = start.Add(timeout)
-	}
 	id := c.nextID.Add(1)
-	res, err := c.call(ctx, deadline, id, method, params)
-	if err != nil {
-		c.log.Debug().Err(err).Str("socket", c.path).Str("method", method).Uint64("id", id).
-			Dur("dur", time.Since(start)).Msg("backend call failed")
-		return nil, err
-	}
-	c.log.Trace().Str("method", method).Uint64("id", id).Int("params_bytes", len(params)).
-		Int("result_bytes", len(res)).Dur("dur", time.Since(start)).Msg("backend call")
-	return res, nil
-}
-
-// reqBufs recycles request lines between calls.
-var reqBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-func (c *Client) call(ctx context.Context, deadline time.Time, id uint64, method string, params json.RawMessage) (json.RawMessage, error) {
+	defer func() {
+		if err != nil {
+			c.log.Debug().Err(err).Str("socket", c.path).Str("method", method).Uint64("id", id).
+				Dur("dur", time.Since(start)).Msg("backend call failed")
+			return
+		}
+		c.log.Trace().Str("method", method).Uint64("id", id).Int("params_bytes", len(params)).
+			Int("result_bytes", len(res)).Dur("dur", time.Since(start)).Msg("backend call")
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("backend call: %w", err)
 	}
-	if err := c.takeSlot(ctx, deadline); err != nil {
+	req, err := encodeRequest(id, method, params)
+	if err != nil {
 		return nil, err
+	}
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a free backend connection: %w", ctx.Err())
+	case <-c.done:
+		return nil, ErrClosed
 	}
 	defer func() { <-c.slots }()
-
-	bp := reqBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 1<<20 { // do not keep a huge request alive
-			reqBufs.Put(bp)
-		}
-	}()
-	req, err := appendRequest((*bp)[:0], id, method, params)
-	*bp = req
-	if err != nil {
-		return nil, err
-	}
-
-	cn, pooled, err := c.get(ctx, deadline)
-	if err != nil {
-		return nil, err
-	}
-	res, unsent, err := c.roundTrip(ctx, deadline, cn, id, req)
-	if err != nil && unsent && pooled {
-		// The idle connection was dead (the backend restarted or dropped
-		// it) and the backend provably never read the request (see
-		// roundTrip), so sending it again cannot run it twice. Once, and
-		// only for a pooled connection: a new connection failing the
-		// same way is the backend failing now.
-		c.log.Debug().Err(err).Str("socket", c.path).Msg("stale backend connection, redialling")
-		if cn, err = c.dial(ctx, deadline); err != nil {
+	for {
+		cn, pooled, err := c.get(ctx)
+		if err != nil {
 			return nil, err
 		}
-		res, _, err = c.roundTrip(ctx, deadline, cn, id, req)
-	}
-	return res, err
-}
-
-// takeSlot waits for a call's turn at a connection, at most until
-// deadline (none when zero).
-func (c *Client) takeSlot(ctx context.Context, deadline time.Time) error {
-	select {
-	case c.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	var expired <-chan time.Time
-	if !deadline.IsZero() {
-		// Under load most calls wait here, so the timers are reused.
-		t := slotTimers.Get().(*time.Timer)
-		t.Reset(time.Until(deadline))
-		defer func() {
-			t.Stop() // since Go 1.23 this leaves no stale tick in t.C
-			slotTimers.Put(t)
-		}()
-		expired = t.C
-	}
-	select {
-	case c.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for a free backend connection: %w", ctx.Err())
-	case <-expired:
-		return fmt.Errorf("waiting for a free backend connection: %w", context.DeadlineExceeded)
-	case <-c.done:
-		return ErrClosed
+		res, unsent, err := c.roundTrip(ctx, cn, id, req)
+		if unsent && pooled {
+			// The backend dropped the idle connection after it was
+			// checked, and no byte of the request went out: sending it
+			// on another connection cannot run it twice. A new
+			// connection failing so is the backend failing now.
+			c.log.Debug().Err(err).Str("socket", c.path).Msg("stale backend connection, sending again")
+			continue
+		}
+		return res, err
 	}
 }
 
-// slotTimers are stopped timers for takeSlot.
-var slotTimers = sync.Pool{New: func() any {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return t
-}}
-
-// get returns an idle connection (checked to be still open) or a new one;
+// get returns an idle connection that is still usable, or a new one;
 // pooled says which.
-func (c *Client) get(ctx context.Context, deadline time.Time) (cn *conn, pooled bool, err error) {
+func (c *Client) get(ctx context.Context) (cn *conn, pooled bool, err error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -259,54 +193,29 @@ func (c *Client) get(ctx context.Context, deadline time.Time) (cn *conn, pooled 
 		c.idle = c.idle[:n-1]
 		c.busy[cn] = struct{}{}
 		c.mu.Unlock()
-		// A connection back from a call moments ago is used as it is: if
-		// the backend has closed it since, the write fails with EPIPE
-		// before the backend could read anything, and call redials. The
-		// check costs a system call, a tenth of a busy bridge's CPU. A
-		// stray reply the backend sent since is skipped by its id (see
-		// readReply).
-		if time.Since(cn.returned) < peekAfter || alive(cn.c) {
+		if cn.usable() {
 			return cn, true, nil
 		}
-		c.log.Debug().Str("socket", c.path).Msg("idle backend connection closed by the backend")
-		c.discard(cn)
+		c.log.Debug().Str("socket", c.path).Msg("idle backend connection closed or not quiet")
+		c.release(cn, false)
 	}
-	cn, err = c.dial(ctx, deadline)
+	cn, err = c.dial(ctx)
 	return cn, false, err
 }
 
-// peekAfter is how long a connection may sit idle before get checks it
-// with alive. A shorter idle connection is used unchecked (see get).
-const peekAfter = 100 * time.Millisecond
-
-// put returns a healthy connection to the idle stack.
-func (c *Client) put(cn *conn) {
-	if cn.r.Buffered() > 0 {
-		// The backend sent more than the reply; what it means is unknown.
-		c.discard(cn)
-		return
-	}
-	if cn.grow {
-		// Nothing is buffered (checked above), so nothing is lost.
-		cn.r, cn.grow = bufio.NewReaderSize(cn.c, largeReadBuffer), false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.busy, cn)
-	if c.closed {
-		cn.c.Close()
-		return
-	}
-	cn.returned = time.Now()
-	c.idle = append(c.idle, cn)
-}
-
-// discard closes a connection that must not be used again.
-func (c *Client) discard(cn *conn) {
+// release ends a call's use of cn: back to the idle stack if keep is
+// set and the Client is open, else closed.
+func (c *Client) release(cn *conn, keep bool) {
 	c.mu.Lock()
 	delete(c.busy, cn)
+	keep = keep && !c.closed
+	if keep {
+		c.idle = append(c.idle, cn)
+	}
 	c.mu.Unlock()
-	cn.c.Close()
+	if !keep {
+		cn.c.Close()
+	}
 }
 
 func (c *Client) isClosed() bool {

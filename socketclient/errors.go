@@ -1,9 +1,10 @@
 package socketclient
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Errors a Call returns, to be compared with errors.Is. Every error from
@@ -13,15 +14,16 @@ import (
 var (
 	// ErrUnavailable means no request reached the backend: the socket is
 	// missing or refuses connections, the peer checks failed, or the
-	// backend closed the connection before reading the request. The error
-	// names the socket and the reason, e.g. "backend unavailable at
-	// /run/t.sock: connect: no such file or directory".
+	// backend had closed the connection before any byte of the request
+	// was sent. The error names the socket and the reason, e.g. "backend
+	// unavailable at /run/t.sock: connect: no such file or directory".
 	ErrUnavailable = errors.New("backend unavailable")
 
-	// ErrBadReply means the request was sent but no valid reply came back:
-	// the reply was not JSON-RPC, answered another id, was longer than
-	// Options.MaxReplySize, or the connection closed before or during the
-	// reply. The backend may or may not have carried out the request.
+	// ErrBadReply means the request was sent, or may have been, but no
+	// valid reply came back: the reply was not JSON-RPC, answered another
+	// id, was longer than Options.MaxReplySize, or the connection failed
+	// or closed before the reply was complete. The backend may or may not
+	// have carried out the request, so it is never sent again.
 	ErrBadReply = errors.New("bad reply from backend")
 
 	// ErrClosed means the Client was closed before or during the call.
@@ -35,9 +37,9 @@ type RPCError struct {
 	Code int64
 	// Message is the backend's short description.
 	Message string
-	// Data is the optional "data" member exactly as the backend sent it;
-	// nil when absent.
-	Data json.RawMessage
+	// Data is the optional "data" member as the backend sent it (see
+	// Client.Call about invalid UTF-8); nil when absent.
+	Data jsontext.Value
 }
 
 // Error reports the code and message, as "backend error <code>: <message>".

@@ -50,3 +50,23 @@ func checkPeerUID(peer, uid int) error {
 	}
 	return nil
 }
+
+// PeerUID returns the user id of the process at the other end of c, as
+// the kernel recorded it when the connection was made. Where the OS cannot
+// tell, the error wraps errors.ErrUnsupported. A server may use it to
+// check its clients.
+func PeerUID(c *net.UnixConn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("peer credentials: %w", err)
+	}
+	var uid int
+	var uidErr error
+	if err := raw.Control(func(fd uintptr) { uid, uidErr = peerUID(fd) }); err != nil {
+		return 0, fmt.Errorf("peer credentials: %w", err)
+	}
+	if uidErr != nil {
+		return 0, fmt.Errorf("peer credentials: %w", uidErr)
+	}
+	return uid, nil
+}

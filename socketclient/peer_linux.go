@@ -1,29 +1,12 @@
 package socketclient
 
-import (
-	"fmt"
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// PeerUID returns the user id of the process at the other end of c, read
-// with SO_PEERCRED. Where the OS cannot tell, the error wraps
-// errors.ErrUnsupported. A server may use it to check its clients.
-func PeerUID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
+// peerUID reads the peer's user id with SO_PEERCRED.
+func peerUID(fd uintptr) (int, error) {
+	cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
-		return 0, fmt.Errorf("peer credentials: %w", err)
-	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return 0, fmt.Errorf("peer credentials: %w", err)
-	}
-	if credErr != nil {
-		return 0, fmt.Errorf("peer credentials: %w", credErr)
+		return 0, err
 	}
 	return int(cred.Uid), nil
 }

@@ -2,15 +2,8 @@
 
 package socketclient
 
-import (
-	"errors"
-	"fmt"
-	"net"
-)
+import "errors"
 
-// PeerUID would return the user id of the process at the other end of c;
-// on this OS it cannot, and the error wraps errors.ErrUnsupported. The
-// client then relies on the socket file's owner alone.
-func PeerUID(c *net.UnixConn) (int, error) {
-	return 0, fmt.Errorf("peer credentials: %w", errors.ErrUnsupported)
-}
+// peerUID cannot tell on this OS: the client relies on the socket file's
+// owner alone.
+func peerUID(uintptr) (int, error) { return 0, errors.ErrUnsupported }

@@ -2,7 +2,6 @@ package socketclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
@@ -32,7 +34,9 @@ func TestConcurrentCallsGetTheirOwnReplies(t *testing.T) {
 			s.Start()
 			// The caller picks the fault, so it knows what to expect.
 			s.SetFault(func(r sockettest.Request) sockettest.Fault {
-				var p struct{ Fault sockettest.Fault }
+				var p struct {
+					Fault sockettest.Fault `json:"fault"`
+				}
 				json.Unmarshal(r.Params, &p)
 				return p.Fault
 			})
@@ -56,7 +60,7 @@ func TestConcurrentCallsGetTheirOwnReplies(t *testing.T) {
 							timeout = 20 * time.Millisecond
 						}
 						ctx, cancel := context.WithTimeout(t.Context(), timeout)
-						res, err := c.Call(ctx, "echo", json.RawMessage(params))
+						res, err := c.Call(ctx, "echo", jsontext.Value(params))
 						cancel()
 						if err == nil {
 							ok.Add(1)

@@ -10,6 +10,6 @@ import (
 // fileOwner cannot tell on this OS.
 func fileOwner(fs.FileInfo) (uid int, ok bool) { return 0, false }
 
-// alive cannot check without blocking on this OS; a dead connection is
-// found when the call fails, and retried as roundTrip allows.
-func alive(*net.UnixConn) bool { return true }
+// peek cannot look without blocking on this OS: an idle connection is
+// taken as open and quiet, and a dead one is found by the call using it.
+func peek(*net.UnixConn) (open, pending bool) { return true, false }

@@ -19,23 +19,28 @@ func fileOwner(fi fs.FileInfo) (uid int, ok bool) {
 	return int(st.Uid), true
 }
 
-// alive reports whether an idle connection is still usable: the peer has
-// not closed it and has sent nothing unasked. It never blocks.
-func alive(c *net.UnixConn) bool {
+// peek reports, without reading or blocking, whether an idle connection
+// is still open and whether bytes wait to be read on it.
+func peek(c *net.UnixConn) (open, pending bool) {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return false
+		return false, false
 	}
-	ok := false
-	var buf [1]byte
-	// Control, not Read: a deadline left by the last call, passed since,
-	// must not make an open connection look closed.
+	var n int
+	var peekErr error
+	// Control, not Read: it runs at once, whatever the deadline. Go's
+	// sockets are non-blocking, so the peek returns at once too.
 	err = raw.Control(func(fd uintptr) {
-		// Go's sockets are non-blocking, so this returns at once.
-		_, _, err := unix.Recvfrom(int(fd), buf[:], unix.MSG_PEEK)
-		// Nothing to read means open and quiet; zero bytes means the
-		// peer closed; bytes mean it sent something unasked.
-		ok = err == unix.EAGAIN || err == unix.EWOULDBLOCK
+		var b [1]byte
+		n, _, peekErr = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK)
 	})
-	return err == nil && ok
+	switch {
+	case err != nil:
+		return false, false
+	case peekErr == unix.EAGAIN || peekErr == unix.EWOULDBLOCK:
+		return true, false // open and quiet
+	case peekErr != nil || n == 0:
+		return false, false // failed, or closed by the backend
+	}
+	return true, true
 }

@@ -3,76 +3,79 @@ package socketclient
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
-	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"io"
-	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestParseReply(t *testing.T) {
-	// The reply object is the first level of nesting.
-	deep := strings.Repeat("[", jsonscan.MaxDepth-1) + strings.Repeat("]", jsonscan.MaxDepth-1)
-	tooDeep := "[" + deep + "]"
+func TestDecodeReply(t *testing.T) {
+	type want struct {
+		ID, Result   string
+		Notification bool
+		Err          *RPCError
+	}
 	tests := []struct {
 		name    string
 		line    string
-		want    reply
+		want    want
 		wantErr string // a substring; "" means success
 	}{
 		{name: "a result is kept byte for byte", line: `{"jsonrpc":"2.0","id":1,"result":{"a": [1, 2.50, "\u00e9"]}}`,
-			want: reply{id: []byte(`1`), result: []byte(`{"a": [1, 2.50, "\u00e9"]}`)}},
+			want: want{ID: `1`, Result: `{"a": [1, 2.50, "\u00e9"]}`}},
 		{name: "a null result is a result", line: `{"jsonrpc":"2.0","id":1,"result":null}`,
-			want: reply{id: []byte(`1`), result: []byte(`null`)}},
+			want: want{ID: `1`, Result: `null`}},
 		{name: "white space around members is allowed", line: " { \"id\" : 2 ,\t\"result\" : true , \"jsonrpc\" : \"2.0\" } \r",
-			want: reply{id: []byte(`2`), result: []byte(`true`)}},
+			want: want{ID: `2`, Result: `true`}},
 		{name: "an error keeps code, message and data", line: `{"jsonrpc":"2.0","id":1,"error":{"code":-32011,"message":"Permission \"denied\"","data":{"x":[1]}}}`,
-			want: reply{id: []byte(`1`), err: &RPCError{Code: -32011, Message: `Permission "denied"`, Data: []byte(`{"x":[1]}`)}}},
+			want: want{ID: `1`, Err: &RPCError{Code: -32011, Message: `Permission "denied"`, Data: jsontext.Value(`{"x":[1]}`)}}},
 		{name: "an error may lack data and message", line: `{"jsonrpc":"2.0","id":1,"error":{"code":5}}`,
-			want: reply{id: []byte(`1`), err: &RPCError{Code: 5}}},
+			want: want{ID: `1`, Err: &RPCError{Code: 5}}},
 		{name: "a null error beside a result is no error", line: `{"jsonrpc":"2.0","id":1,"result":3,"error":null}`,
-			want: reply{id: []byte(`1`), result: []byte(`3`)}},
+			want: want{ID: `1`, Result: `3`}},
 		{name: "escaped member names are unescaped", line: `{"\u0069d":4,"r\u0065sult":5}`,
-			want: reply{id: []byte(`4`), result: []byte(`5`)}},
+			want: want{ID: `4`, Result: `5`}},
 		{name: "a string id is returned for the caller to refuse", line: `{"id":"1","result":1}`,
-			want: reply{id: []byte(`"1"`), result: []byte(`1`)}},
+			want: want{ID: `"1"`, Result: `1`}},
 		{name: "a notification is recognised", line: `{"jsonrpc":"2.0","method":"log","params":{"level":"info"}}`,
-			want: reply{notification: true}},
-		{name: "nesting up to the limit is fine", line: `{"id":1,"result":` + deep + `}`,
-			want: reply{id: []byte(`1`), result: []byte(deep)}},
+			want: want{Notification: true}},
+		{name: "invalid UTF-8 in a result is replaced, and the result compacted", line: "{\"id\":1,\"result\":{\"a\": \"x\xffy\", \"b\": \"\xc3\"}}",
+			want: want{ID: `1`, Result: `{"a":"x` + "\uFFFD" + `y","b":"` + "\uFFFD" + `"}`}},
+		{name: "an escaped lone surrogate in a result is replaced", line: `{"id":1,"result":["\ud800", "\u00e9"]}`,
+			want: want{ID: `1`, Result: `["` + "\uFFFD" + `","é"]`}},
+		{name: "invalid UTF-8 elsewhere leaves a valid result as it is", line: "{\"jsonrpc\":\"\xff\",\"id\":1,\"result\":[1, \"\\u00e9\"]}",
+			want: want{ID: `1`, Result: `[1, "\u00e9"]`}},
+		{name: "invalid UTF-8 in an error is replaced", line: "{\"id\":1,\"error\":{\"code\":1,\"message\":\"bad \xc3 byte\",\"data\":[\"\xff\"]}}",
+			want: want{ID: `1`, Err: &RPCError{Code: 1, Message: "bad \uFFFD byte", Data: jsontext.Value(`["` + "\uFFFD" + `"]`)}}},
 
 		{name: "both result and error is refused", line: `{"id":1,"result":1,"error":{"code":1,"message":"x"}}`, wantErr: "both result and error"},
 		{name: "neither result nor error is refused", line: `{"jsonrpc":"2.0","id":1}`, wantErr: "neither"},
 		{name: "member names match exactly", line: `{"id":1,"RESULT":1}`, wantErr: "neither"},
-		{name: "a repeated result is refused", line: `{"id":1,"result":1,"result":2}`, wantErr: `duplicate member "result"`},
-		{name: "a repeated id is refused", line: `{"id":1,"id":2,"result":1}`, wantErr: `duplicate member "id"`},
+		{name: "a repeated result is refused", line: `{"id":1,"result":1,"result":2}`, wantErr: `duplicate object member name "result"`},
+		{name: "a repeated id is refused", line: `{"id":1,"id":2,"result":1}`, wantErr: `duplicate object member name "id"`},
 		{name: "a request from the backend is refused", line: `{"id":1,"method":"x"}`, wantErr: "a request"},
-		{name: "garbage is refused", line: `this is not json`, wantErr: "not a JSON object"},
-		{name: "an empty line is refused", line: ``, wantErr: "empty"},
-		{name: "an array is refused", line: `[{"id":1,"result":1}]`, wantErr: "not a JSON object"},
-		{name: "a truncated line is refused", line: `{"id":1,"result":{"a":`, wantErr: "unexpected end of JSON input"},
-		{name: "data after the object is refused", line: `{"id":1,"result":1} {}`, wantErr: "after the top-level value"},
+		{name: "garbage is refused", line: `this is not json`, wantErr: "invalid character"},
+		{name: "an array is refused", line: `[{"id":1,"result":1}]`, wantErr: "cannot unmarshal JSON array"},
+		{name: "a truncated line is refused", line: `{"id":1,"result":{"a":`, wantErr: "unexpected EOF"},
+		{name: "data after the object is refused", line: `{"id":1,"result":1} {}`, wantErr: "after top-level value"},
 		{name: "a bad escape is refused", line: `{"id":1,"result":"\x"}`, wantErr: "invalid escape"},
-		{name: "a control character in a string is refused", line: "{\"id\":1,\"result\":\"a\tb\"}", wantErr: "control character"},
-		{name: "a leading zero is refused", line: `{"id":01,"result":1}`, wantErr: "expected ',' or '}'"},
-		{name: "a trailing comma is refused", line: `{"id":1,"result":[1,]}`, wantErr: "looking for the beginning of a value"},
-		{name: "nesting past the limit is refused", line: `{"id":1,"result":` + tooDeep + `}`, wantErr: "nesting too deep"},
-		{name: "a huge error code is refused", line: `{"id":1,"error":{"code":123456789012345678901234567890,"message":"x"}}`, wantErr: "not a 64-bit integer"},
-		{name: "a fractional error code is refused", line: `{"id":1,"error":{"code":-32000.5,"message":"x"}}`, wantErr: "not a 64-bit integer"},
+		{name: "a control character in a string is refused", line: "{\"id\":1,\"result\":\"a\tb\"}", wantErr: "invalid character '\\t' in string"},
+		{name: "a leading zero is refused", line: `{"id":01,"result":1}`, wantErr: "invalid character"},
+		{name: "a trailing comma is refused", line: `{"id":1,"result":[1,]}`, wantErr: "invalid character ']'"},
+		{name: "a huge error code is refused", line: `{"id":1,"error":{"code":123456789012345678901234567890,"message":"x"}}`, wantErr: "out of range"},
+		{name: "a fractional error code is refused", line: `{"id":1,"error":{"code":-32000.5,"message":"x"}}`, wantErr: "into Go int64"},
 		{name: "an error without a code is refused", line: `{"id":1,"error":{"message":"x"}}`, wantErr: "no code"},
-		{name: "an error that is not an object is refused", line: `{"id":1,"error":"bad"}`, wantErr: "not an object"},
-		{name: "a message that is not a string is refused", line: `{"id":1,"error":{"code":1,"message":2}}`, wantErr: "not a string"},
+		{name: "an error that is not an object is refused", line: `{"id":1,"error":"bad"}`, wantErr: "cannot unmarshal JSON string"},
+		{name: "a message that is not a string is refused", line: `{"id":1,"error":{"code":1,"message":2}}`, wantErr: "into Go string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseReply([]byte(tt.line))
-			if err == nil && !json.Valid([]byte(tt.line)) {
-				t.Errorf("accepted a line encoding/json rejects")
-			}
+			r, err := decodeReply([]byte(tt.line))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
@@ -82,56 +85,46 @@ func TestParseReply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(reply{})); diff != "" {
+			got := want{ID: string(r.ID), Result: string(r.Result), Notification: r.notification()}
+			if e := r.Error; e != nil {
+				got.Err = &RPCError{Code: *e.Code, Message: e.Message, Data: e.Data}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestAppendRequest(t *testing.T) {
+func TestEncodeRequest(t *testing.T) {
 	tests := []struct {
-		name    string
-		method  string
-		params  string
-		want    string
-		wantErr bool
+		name   string
+		method string
+		params string
+		want   string // "" means an error
 	}{
-		{name: "params go out byte for byte", method: "notes.create", params: `{"title": "a\u00e9",  "n": 1.50}`,
-			want: `{"jsonrpc":"2.0","id":7,"method":"notes.create","params":{"title": "a\u00e9",  "n": 1.50}}`},
-		{name: "no params leaves params out", method: "m", params: ``, want: `{"jsonrpc":"2.0","id":7,"method":"m"}`},
-		{name: "blank params leave params out", method: "m", params: " \t", want: `{"jsonrpc":"2.0","id":7,"method":"m"}`},
-		{name: "params holding newlines are compacted", method: "m", params: "{\n  \"a\": [1,\r\n 2]\n}",
-			want: `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":[1,2]}}`},
-		{name: "invalid params holding a newline are refused", method: "m", params: "{\n", wantErr: true},
+		{name: "params go out compact, strings and numbers as written", method: "notes.create", params: "{\n  \"title\": \"a\\u00e9\\/\",\r\n  \"n\": [1.50, 1e3]\n}",
+			want: `{"jsonrpc":"2.0","id":7,"method":"notes.create","params":{"title":"a\u00e9\/","n":[1.50,1e3]}}` + "\n"},
+		{name: "no params leaves params out", method: "m", params: ``, want: `{"jsonrpc":"2.0","id":7,"method":"m"}` + "\n"},
+		{name: "blank params leave params out", method: "m", params: " \t\n", want: `{"jsonrpc":"2.0","id":7,"method":"m"}` + "\n"},
+		{name: "empty objects and null go out", method: "m", params: `{}`, want: `{"jsonrpc":"2.0","id":7,"method":"m","params":{}}` + "\n"},
 		{name: "a method name is escaped", method: "a\"b\\c\n\u00e9", params: `[]`,
-			want: `{"jsonrpc":"2.0","id":7,"method":"a\"b\\c\n\u00e9","params":[]}`},
+			want: `{"jsonrpc":"2.0","id":7,"method":"a\"b\\c\n` + "\u00e9" + `","params":[]}` + "\n"},
+		{name: "invalid params are refused", method: "m", params: "{\n"},
+		{name: "params followed by more are refused", method: "m", params: `{} {}`},
+		{name: "params with invalid UTF-8 are refused", method: "m", params: "\"\xff\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := appendRequest(nil, 7, tt.method, []byte(tt.params))
-			if tt.wantErr {
+			got, err := encodeRequest(7, tt.method, jsontext.Value(tt.params))
+			if tt.want == "" {
 				if err == nil {
 					t.Errorf("got %s, want an error", got)
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.HasSuffix(got, []byte("\n")) || bytes.Count(got, []byte("\n")) != 1 {
-				t.Errorf("%q is not one line", got)
-			}
-			var wantReq, gotReq any
-			json.Unmarshal([]byte(tt.want), &wantReq)
-			if err := json.Unmarshal(got, &gotReq); err != nil {
-				t.Fatalf("%s: %v", got, err)
-			}
-			if diff := cmp.Diff(wantReq, gotReq); diff != "" {
-				t.Errorf("request (-want +got):\n%s", diff)
-			}
-			if strings.Contains(tt.want, tt.params) && !bytes.Contains(got, []byte(tt.params)) {
-				t.Errorf("params were re-encoded: %s", got)
+			if err != nil || string(got) != tt.want {
+				t.Errorf("got %q, %v; want %q", got, err, tt.want)
 			}
 		})
 	}
@@ -145,82 +138,83 @@ func TestReadLine(t *testing.T) {
 		input   string
 		max     int
 		want    string
-		wantN   int
 		wantErr error
 	}{
-		{name: "a line of max bytes is read", input: strings.Repeat("a", max) + "\nnext", max: max, want: strings.Repeat("a", max), wantN: max + 1},
+		{name: "a line of max bytes is read", input: strings.Repeat("a", max) + "\nnext", max: max, want: strings.Repeat("a", max)},
+		{name: "a line of max bytes and a CR is read", input: strings.Repeat("a", max) + "\r\n", max: max, want: strings.Repeat("a", max) + "\r"},
 		{name: "a line of max+1 bytes is refused", input: strings.Repeat("a", max+1) + "\n", max: max, wantErr: errReplyTooLarge},
-		{name: "a line longer than the buffer is gathered", input: long + "\n", max: 10000, want: long, wantN: 5001},
-		{name: "a line longer than the buffer and max is refused early", input: long + long + "\n", max: 4500, wantErr: errReplyTooLarge},
-		{name: "a line ending without a newline is an EOF", input: "abc", max: max, wantN: 3, wantErr: io.EOF},
-		{name: "a long line ending without a newline is an EOF", input: long, max: 10000, wantN: 5000, wantErr: io.EOF},
+		{name: "a line of max+1 bytes and a CR is refused", input: strings.Repeat("a", max+1) + "\r\n", max: max, wantErr: errReplyTooLarge},
+		{name: "a line longer than the buffer is gathered", input: long + "\n", max: 10000, want: long},
+		{name: "a line longer than the buffer and max is refused", input: long + long + "\n", max: 4500, wantErr: errReplyTooLarge},
+		{name: "no line at all is an EOF", input: "", max: max, wantErr: io.EOF},
+		{name: "a line cut short is an unexpected EOF", input: "abc", max: max, wantErr: io.ErrUnexpectedEOF},
+		{name: "a long line cut short is an unexpected EOF", input: long, max: 10000, wantErr: io.ErrUnexpectedEOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := bufio.NewReaderSize(strings.NewReader(tt.input), 1024)
-			got, _, n, err := readLine(r, tt.max)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			if string(got) != tt.want || (tt.wantN != 0 && n != tt.wantN) {
-				t.Errorf("got %d bytes after reading %d, want %d after %d", len(got), n, len(tt.want), tt.wantN)
+			got, err := readLine(r, tt.max)
+			if !errors.Is(err, tt.wantErr) || string(got) != tt.want {
+				t.Errorf("got %d bytes, %v; want %d, %v", len(got), err, len(tt.want), tt.wantErr)
 			}
 		})
 	}
 }
 
-func TestIDMatches(t *testing.T) {
-	for _, tt := range []struct {
-		raw  string
-		want bool
-	}{{"12", true}, {"13", false}, {`"12"`, false}, {"12.0", false}, {"", false}, {"012", false}} {
-		if got := idMatches([]byte(tt.raw), 12); got != tt.want {
-			t.Errorf("idMatches(%q, 12) = %v", tt.raw, got)
+// TestAnOverlongLineIsNotBuffered: refusing a line far over the limit
+// reads past it without holding it.
+func TestAnOverlongLineIsNotBuffered(t *testing.T) {
+	r := bufio.NewReaderSize(io.MultiReader(strings.NewReader("{"), infinite{}), 4096)
+	if n := testing.AllocsPerRun(10, func() {
+		if _, err := readLine(r, 64<<10); err != errReplyTooLarge {
+			t.Fatal(err)
 		}
+	}); n > 20 {
+		t.Errorf("%v allocations to refuse an endless line, want a few", n)
 	}
 }
 
-// FuzzParseReply checks the reply parser against encoding/json: it never
-// panics; what it accepts is valid JSON; a reply has exactly one of result
-// and error, and its result and id are the members encoding/json finds.
-// The seeds are in testdata/fuzz/FuzzParseReply.
-func FuzzParseReply(f *testing.F) {
+// infinite is an endless stream of x.
+type infinite struct{}
+
+func (infinite) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// FuzzDecodeReply checks the reply decoder: it never panics; what it
+// accepts is one JSON object without repeated names; a reply has exactly
+// one of a result and an error, its id is the member a plain decoding
+// finds, and so is its result unless that was not valid UTF-8; the result
+// is valid JSON text.
+// The seeds are in testdata/fuzz/FuzzDecodeReply.
+func FuzzDecodeReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
-		r, err := parseReply(line)
+		r, err := decodeReply(line)
 		if err != nil {
 			return
 		}
-		if !json.Valid(line) {
-			t.Fatalf("accepted invalid JSON %q", line)
+		var m map[string]jsontext.Value
+		if err := json.Unmarshal(line, &m, jsontext.AllowInvalidUTF8(true)); err != nil {
+			t.Fatalf("accepted %q, which is not one JSON object: %v", line, err)
 		}
-		if r.notification {
+		if r.notification() {
 			return
 		}
-		if (r.err == nil) == (r.result == nil) {
-			t.Fatalf("parsed %q with result %q and error %v: want exactly one", line, r.result, r.err)
+		if (r.Error == nil) == (r.Result == nil) {
+			t.Fatalf("decoded %q with result %q and error %v: want exactly one", line, r.Result, r.Error)
 		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("encoding/json cannot decode accepted %q: %v", line, err)
+		if !bytes.Equal(r.ID, m["id"]) {
+			t.Fatalf("id %q, a plain decoding finds %q", r.ID, m["id"])
 		}
-		if r.result != nil && !bytes.Equal(r.result, m["result"]) {
-			t.Fatalf("result %q, encoding/json finds %q", r.result, m["result"])
-		}
-		if !bytes.Equal(r.id, m["id"]) {
-			t.Fatalf("id %q, encoding/json finds %q", r.id, m["id"])
-		}
-		if r.err != nil {
-			var e map[string]json.RawMessage
-			var msg string
-			if err := json.Unmarshal(m["error"], &e); err != nil {
-				t.Fatal(err)
+		if r.Result != nil {
+			if !r.Result.IsValid() || !utf8.Valid(r.Result) {
+				t.Fatalf("result %q is not valid JSON text", r.Result)
 			}
-			if e["message"] != nil {
-				json.Unmarshal(e["message"], &msg)
-			}
-			code, err := strconv.ParseInt(string(e["code"]), 10, 64)
-			if err != nil || code != r.err.Code || msg != r.err.Message || !bytes.Equal(e["data"], r.err.Data) {
-				t.Fatalf("error %+v, encoding/json finds %q", r.err, m["error"])
+			if m["result"].IsValid() && !bytes.Equal(r.Result, m["result"]) {
+				t.Fatalf("result %q, a plain decoding finds %q", r.Result, m["result"])
 			}
 		}
 	})
