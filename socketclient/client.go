@@ -120,10 +120,11 @@ func (c *Client) Close() error {
 }
 
 // Call sends method with params and returns the backend's result. params
-// must be valid JSON; they go out compacted, and empty params are left
-// out. The result is the backend's bytes, except that a result holding
-// invalid UTF-8 is compacted with each invalid byte replaced by U+FFFD,
-// so that it can be passed on as JSON text; so is an error's data.
+// must be valid JSON; they go out compact, strings and numbers as
+// written, and empty params are left out. The result is the backend's
+// bytes, except that a result holding invalid UTF-8 is compacted with
+// each invalid byte replaced by U+FFFD, so that it can be passed on as
+// JSON text; so is an error's data.
 //
 // The call is bounded by ctx: on cancellation or deadline it returns
 // promptly with an error wrapping ctx.Err(). Failures are an *RPCError (the

@@ -60,7 +60,7 @@ func TestDecodeReply(t *testing.T) {
 		{name: "a repeated id is refused", line: `{"id":1,"id":2,"result":1}`, wantErr: `duplicate object member name "id"`},
 		{name: "a request from the backend is refused", line: `{"id":1,"method":"x"}`, wantErr: "a request"},
 		{name: "garbage is refused", line: `this is not json`, wantErr: "invalid character"},
-		{name: "an array is refused", line: `[{"id":1,"result":1}]`, wantErr: "cannot unmarshal JSON array"},
+		{name: "an array is refused", line: `[{"id":1,"result":1}]`, wantErr: "unmarshal JSON array into Go"},
 		{name: "a truncated line is refused", line: `{"id":1,"result":{"a":`, wantErr: "unexpected EOF"},
 		{name: "data after the object is refused", line: `{"id":1,"result":1} {}`, wantErr: "after top-level value"},
 		{name: "a bad escape is refused", line: `{"id":1,"result":"\x"}`, wantErr: "invalid escape"},
@@ -70,7 +70,7 @@ func TestDecodeReply(t *testing.T) {
 		{name: "a huge error code is refused", line: `{"id":1,"error":{"code":123456789012345678901234567890,"message":"x"}}`, wantErr: "out of range"},
 		{name: "a fractional error code is refused", line: `{"id":1,"error":{"code":-32000.5,"message":"x"}}`, wantErr: "into Go int64"},
 		{name: "an error without a code is refused", line: `{"id":1,"error":{"message":"x"}}`, wantErr: "no code"},
-		{name: "an error that is not an object is refused", line: `{"id":1,"error":"bad"}`, wantErr: "cannot unmarshal JSON string"},
+		{name: "an error that is not an object is refused", line: `{"id":1,"error":"bad"}`, wantErr: "unmarshal JSON string into Go"},
 		{name: "a message that is not a string is refused", line: `{"id":1,"error":{"code":1,"message":2}}`, wantErr: "into Go string"},
 	}
 	for _, tt := range tests {
