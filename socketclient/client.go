@@ -175,6 +175,26 @@ func (c *Client) Call(ctx context.Context, method string, params jsontext.Value)
 	}
 }
 
+// Check connects to the backend, checking who is behind the socket, and
+// keeps the connection for the next call. It reports why the backend
+// cannot be reached, wrapping ErrUnavailable.
+func (c *Client) Check(ctx context.Context) error {
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a free backend connection: %w", ctx.Err())
+	case <-c.done:
+		return ErrClosed
+	}
+	defer func() { <-c.slots }()
+	cn, _, err := c.get(ctx)
+	if err != nil {
+		return err
+	}
+	c.release(cn, true)
+	return nil
+}
+
 // get returns an idle connection that is still usable, or a new one;
 // pooled says which.
 func (c *Client) get(ctx context.Context) (cn *conn, pooled bool, err error) {

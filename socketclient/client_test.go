@@ -153,8 +153,16 @@ func TestUnavailable(t *testing.T) {
 		setup func(t *testing.T) string // returns the socket path
 		want  string                    // after the path
 	}{
-		{name: "a missing socket names the path and the reason", want: "connect: no such file or directory",
+		{name: "a missing socket names the path and the reason", want: "no socket there; is the backend running?",
 			setup: func(t *testing.T) string { return filepath.Join(shortTempDir(t), "none.sock") }},
+		{name: "a regular file says it is not a socket", want: "a regular file, not a socket; point --socket at the backend's socket",
+			setup: func(t *testing.T) string {
+				path := filepath.Join(shortTempDir(t), "file.sock")
+				if err := os.WriteFile(path, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return path
+			}},
 		{name: "a socket nobody listens on is refused", want: "connect: connection refused",
 			setup: func(t *testing.T) string {
 				path := filepath.Join(shortTempDir(t), "dead.sock")
@@ -166,7 +174,7 @@ func TestUnavailable(t *testing.T) {
 				ln.Close()
 				return path
 			}},
-		{name: "a stopped backend is missing", want: "connect: no such file or directory",
+		{name: "a stopped backend is missing", want: "no socket there; is the backend running?",
 			setup: func(t *testing.T) string {
 				s := sockettest.NewServer(t, nil)
 				s.Stop()
@@ -176,14 +184,33 @@ func TestUnavailable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := tt.setup(t)
-			_, err := newClient(t, path, nil).Call(callCtx(t, 5*time.Second), "m", nil)
+			c := newClient(t, path, nil)
+			_, err := c.Call(callCtx(t, 5*time.Second), "m", nil)
 			if !errors.Is(err, ErrUnavailable) {
 				t.Fatalf("err = %v, want ErrUnavailable", err)
 			}
 			if want := "backend unavailable at " + path + ": " + tt.want; !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("err = %q, want it to start %q", err, want)
 			}
+			if err := c.Check(callCtx(t, 5*time.Second)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Check = %v, want %q", err, tt.want)
+			}
 		})
+	}
+}
+
+// Check connects and keeps the connection for the next call.
+func TestCheckKeepsItsConnection(t *testing.T) {
+	s := sockettest.NewServer(t, sockettest.Echo)
+	c := newClient(t, s.Path, nil)
+	if err := c.Check(callCtx(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Accepted(); n != 1 {
+		t.Errorf("%d connections, want the one Check made", n)
 	}
 }
 

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +49,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("connecting to the backend: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, describe(err))
+		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, dialProblem(c.path, err))
 	}
 	uc := nc.(*net.UnixConn)
 	if !c.opts.AllowAnyPeer {
@@ -74,6 +76,23 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 // describe keeps the part of a network error a person can act on:
 // "connect: no such file or directory" rather than the whole "dial unix
 // /path: connect: …", since the caller names the socket already.
+// dialProblem explains a failed dial: a path that is not a socket at all
+// says so, rather than "connection refused".
+func dialProblem(path string, err error) error {
+	fi, serr := os.Stat(path)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return errors.New("no socket there; is the backend running?")
+	case serr == nil && fi.Mode()&fs.ModeSocket == 0:
+		kind := "a regular file"
+		if fi.IsDir() {
+			kind = "a folder"
+		}
+		return fmt.Errorf("%s, not a socket; point --socket at the backend's socket", kind)
+	}
+	return describe(err)
+}
+
 func describe(err error) error {
 	var op *net.OpError
 	if errors.As(err, &op) {

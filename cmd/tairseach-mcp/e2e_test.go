@@ -644,3 +644,47 @@ func TestASessionEndingBeforeTheFirstLoadStillReportsProblems(t *testing.T) {
 		}
 	}
 }
+
+// With no backend running the bridge says so once at start, and serves.
+func TestNoBackendAtStartIsOneWarning(t *testing.T) {
+	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+	sock := filepath.Join(t.TempDir(), "absent.sock")
+	cmd := bridgeCmd(dir, sock)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	found := make(chan string, 1)
+	go func() { // reads stderr until the bridge exits
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "backend not reachable") {
+				found <- sc.Text()
+			}
+		}
+		close(found)
+	}()
+	select {
+	case line := <-found:
+		if !strings.Contains(line, sock) || !strings.Contains(line, "no socket there; is the backend running?") {
+			t.Errorf("warning = %s", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no warning about the missing backend within 10s")
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("bridge: %v", err)
+	}
+	if line, more := <-found; more {
+		t.Errorf("a second warning: %s", line)
+	}
+}

@@ -55,7 +55,11 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		logSummary(&log, snap)
 		log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("socket", opts.socket).
 			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
-		if opts.noWatch || watchCtx.Err() != nil {
+		if watchCtx.Err() != nil {
+			return
+		}
+		checkBackend(watchCtx, &log, backend)
+		if opts.noWatch {
 			return
 		}
 		if err := reg.Watch(watchCtx); err != nil {
@@ -86,6 +90,17 @@ func newBackend(opts *options, log *zerolog.Logger) *socketclient.Client {
 		AllowAnyPeer: opts.allowAnyPeer,
 		Logger:       log,
 	})
+}
+
+// checkBackend logs one warning when the backend cannot be reached at
+// start: serving goes on (tools are listed, and calls say what is wrong
+// until the backend runs), but whoever reads the log learns it at once.
+func checkBackend(ctx context.Context, log *zerolog.Logger, backend *socketclient.Client) {
+	ctx, cancel := context.WithTimeout(ctx, socketclient.DefaultDialTimeout)
+	defer cancel()
+	if err := backend.Check(ctx); err != nil && ctx.Err() == nil {
+		log.Warn().Err(err).Str("socket", backend.Path()).Msg("backend not reachable; serving anyway, calls fail until it runs")
+	}
 }
 
 // newRegistry loads the manifests. When srv is set, problems and backend
