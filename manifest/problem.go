@@ -90,6 +90,10 @@ func joinPath(path, rel string) string {
 // UTF-8. It returns where the problem is, as a JSON path relative to the
 // part.
 func decodeProblem(err error) (path, msg string) {
+	var le *LimitError
+	if errors.As(err, &le) {
+		return "", "it " + le.Error()
+	}
 	var se *jsontext.SyntacticError
 	if !errors.As(err, &se) {
 		return "", err.Error()

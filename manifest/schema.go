@@ -154,27 +154,89 @@ func Validate(s *jsonschema.Schema, v any) (err error) {
 	return s.Validate(v)
 }
 
-// numbersAsJSONNumber keeps numbers as json.Number, the type the schema
-// library requires: it compares them exactly, never as float64.
-var numbersAsJSONNumber = json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
-	if dec.PeekKind() != '0' {
-		return errors.ErrUnsupported // anything else decodes as usual
-	}
-	num, err := dec.ReadValue()
-	if err != nil {
-		return err
-	}
-	*v = stdjson.Number(num)
-	return nil
-}))
+// Limits bound what is decoded for a schema check, so that no value costs
+// more than a small, known amount to check: the schema library's work
+// grows with the square of a number's digits and, for values invalid
+// against a recursive schema, with the cube of their depth. Zero fields
+// mean the defaults.
+type Limits struct {
+	// Depth is the deepest nesting of arrays and objects (default 64).
+	Depth int
+	// NumberLength is the longest number literal, in characters (default 100).
+	NumberLength int
+	// Size is the largest value, in bytes (default 8 MiB).
+	Size int
+}
 
-// DecodeValue decodes one JSON value as the schema library expects it:
+// Default limits, for the zero fields of Limits.
+const (
+	DefaultDepth        = 64
+	DefaultNumberLength = 100
+	DefaultSize         = 8 << 20
+)
+
+func (l Limits) orDefaults() Limits {
+	if l.Depth <= 0 {
+		l.Depth = DefaultDepth
+	}
+	if l.NumberLength <= 0 {
+		l.NumberLength = DefaultNumberLength
+	}
+	if l.Size <= 0 {
+		l.Size = DefaultSize
+	}
+	return l
+}
+
+// A LimitError says which of the Limits a value passed. Its message
+// completes a sentence about the value: "is nested deeper than 64 levels".
+type LimitError struct {
+	// Limit names the limit: "depth", "number length" or "size".
+	Limit string
+	msg   string
+}
+
+func (e *LimitError) Error() string { return e.msg }
+
+// DecodeValue decodes one JSON value within the default Limits; see
+// Limits.Decode.
+func DecodeValue(data []byte) (any, error) { return Limits{}.Decode(data) }
+
+// Decode decodes one JSON value as the schema library expects it:
 // objects as map[string]any, arrays as []any, numbers as json.Number
-// (from encoding/json). Duplicate names, invalid UTF-8 and data after the
-// value are errors.
-func DecodeValue(data []byte) (any, error) {
+// (from encoding/json), which the library compares exactly. Duplicate
+// names, invalid UTF-8 and data after the value are errors, and so is a
+// value past the limits (a *LimitError). It is safe for concurrent use.
+func (l Limits) Decode(data []byte) (any, error) {
+	l = l.orDefaults()
+	if len(data) > l.Size {
+		return nil, &LimitError{"size", fmt.Sprintf("is %d bytes, more than the %d that are checked", len(data), l.Size)}
+	}
+	var limitErr *LimitError
+	within := json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
+		if dec.StackDepth() >= l.Depth {
+			limitErr = &LimitError{"depth", fmt.Sprintf("is nested deeper than the %d levels that are checked", l.Depth)}
+			return limitErr
+		}
+		if dec.PeekKind() != '0' {
+			return errors.ErrUnsupported // anything else decodes as usual
+		}
+		num, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if len(num) > l.NumberLength {
+			limitErr = &LimitError{"number length", fmt.Sprintf("has a number of %d characters, more than the %d that are checked", len(num), l.NumberLength)}
+			return limitErr
+		}
+		*v = stdjson.Number(num)
+		return nil
+	}))
 	var v any
-	if err := json.Unmarshal(data, &v, numbersAsJSONNumber); err != nil {
+	if err := json.Unmarshal(data, &v, within); err != nil {
+		if limitErr != nil {
+			return nil, limitErr
+		}
 		return nil, err
 	}
 	return v, nil
