@@ -1,14 +1,14 @@
 package protocol
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 func BenchmarkDecodeMessage(b *testing.B) {
@@ -28,37 +28,30 @@ func benchToolSet(n int) *ToolSet {
 			Name:         fmt.Sprintf("tairseach_tool_%04d", i),
 			Title:        "Tool",
 			Description:  strings.Repeat("Does something useful with the user's data. ", 5),
-			InputSchema:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"]}`),
-			OutputSchema: json.RawMessage(`{"type":"object","properties":{"items":{"type":"array"}}}`),
+			InputSchema:  jsontext.Value(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for."},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"]}`),
+			OutputSchema: jsontext.Value(`{"type":"object","properties":{"items":{"type":"array"}}}`),
 			Annotations:  &ToolAnnotations{ReadOnlyHint: yes()},
 		}
 	}
 	return NewToolSet(tools)
 }
 
+// BenchmarkToolsList1000 answers tools/list of 1,000 tools, from the
+// decoded request to the response's bytes, as the reader does.
 func BenchmarkToolsList1000(b *testing.B) {
-	ss := newSession(newTestServer(&fakeTools{set: benchToolSet(1000)}), io.Discard)
-	rc := &reqContext{version: Version20251125, shape: shapeOf(Version20251125)}
-	w := bufio.NewWriterSize(io.Discard, 64<<10)
-	ss.listTools(rc, ID("1")) // the first list encodes and caches each tool
+	srv := newTestServer(&fakeTools{set: benchToolSet(1000)})
+	ss := &session{srv: srv, out: newOutbox(io.Discard, DefaultMaxPendingBytes)}
+	info := methods["tools/list"]
+	rq := &request{id: jsontext.Value("1"), method: "tools/list", era: era{version: Version20251125}}
+	p, _ := info.decode(nil, false)
 	b.ReportAllocs()
 	for b.Loop() {
-		list, err := ss.listTools(rc, ID("1"))
+		res, err := ss.handle(context.Background(), rq, info, p)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := list.writeTo(w); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkLookup(b *testing.B) {
-	ts := benchToolSet(1000)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, ok := ts.Lookup("tairseach_tool_0777"); !ok {
-			b.Fatal("not found")
+		if len(ss.encode(rq, info, res, nil)) < 400_000 {
+			b.Fatal("short list")
 		}
 	}
 }
@@ -66,13 +59,14 @@ func BenchmarkLookup(b *testing.B) {
 func BenchmarkEncodeCallResult(b *testing.B) {
 	for _, size := range []int{100, 64 << 10} {
 		payload := `{"data":"` + strings.Repeat("x", size) + `"}`
-		res := &CallToolResult{Content: []Content{{Type: "text", Text: payload}}, StructuredContent: json.RawMessage(payload)}
+		res := &callToolResult{CallToolResult: CallToolResult{Content: []Content{{Type: "text", Text: payload}}, StructuredContent: jsontext.Value(payload)}}
 		b.Run(fmt.Sprint(size), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
-			var buf []byte
 			for b.Loop() {
-				buf = res.appendJSON(buf[:0], shapeOf(Version20251125))
+				if _, err := encodeResult(jsontext.Value("1"), res); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
@@ -81,34 +75,18 @@ func BenchmarkEncodeCallResult(b *testing.B) {
 // BenchmarkServe pushes tools/call requests through a whole session:
 // read, decode, dispatch to a goroutine, encode, write.
 func BenchmarkServe(b *testing.B) {
-	srv := newTestServer(&fakeTools{set: testTools(), call: func(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
-		return &CallToolResult{Content: []Content{{Type: "text", Text: `{"ok":true}`}}, StructuredContent: json.RawMessage(`{"ok":true}`)}, nil
+	srv := newTestServer(&fakeTools{set: testTools(), calls: map[string]func(context.Context, *CallToolRequest) (*CallToolResult, error){
+		"t_plain": func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+			return &CallToolResult{Content: []Content{{Type: "text", Text: `{"ok":true}`}}, StructuredContent: jsontext.Value(`{"ok":true}`)}, nil
+		},
 	}})
-	line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t_plain","arguments":{"title":"groceries"}}}` + "\n"
 	var in bytes.Buffer
-	for range b.N {
-		in.WriteString(line)
+	for i := range b.N {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t_plain","arguments":{"title":"groceries"}}}`+"\n", i)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	if err := srv.Serve(context.Background(), &in, io.Discard); err != nil {
 		b.Fatal(err)
-	}
-}
-
-// A tool set shares schemas that are compact already and compacts the
-// others, so every tool list carries them without white space.
-func TestToolSetSharesCompactSchemas(t *testing.T) {
-	compact := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)
-	ts := NewToolSet([]Tool{
-		{Name: "a", InputSchema: compact},
-		{Name: "b", InputSchema: json.RawMessage("{\n  \"type\": \"object\"\n}")},
-	})
-	tools := ts.Tools()
-	if &tools[0].InputSchema[0] != &compact[0] {
-		t.Error("a compact schema was copied")
-	}
-	if got := string(tools[1].InputSchema); got != `{"type":"object"}` {
-		t.Errorf("schema = %s, want it compacted", got)
 	}
 }

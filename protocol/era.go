@@ -2,276 +2,186 @@ package protocol
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// listTTL is the ttlMs of modern list results: how long a client may
-// cache them. Changes are announced on subscriptions/listen streams.
-const listTTL = "60000"
-
-// Metadata keys of the modern era.
+// Protocol versions the bridge speaks.
 const (
-	metaServerInfo     = "io.modelcontextprotocol/serverInfo"
-	metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
+
+	// LatestLegacyVersion is answered to an initialize asking for a version
+	// the bridge does not know (or for a modern one, which initialize cannot carry).
+	LatestLegacyVersion = Version20251125
+	// ModernVersion is the first stateless protocol version.
+	ModernVersion = Version20260728
 )
+
+// LegacyVersions lists the initialize-handshake versions, oldest first.
+var LegacyVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
+
+// ModernVersions lists the stateless versions, oldest first.
+var ModernVersions = []string{Version20260728}
+
+func isLegacyVersion(v string) bool { return slices.Contains(LegacyVersions, v) }
+func isModernVersion(v string) bool { return slices.Contains(ModernVersions, v) }
 
 // supportedVersions lists every version the server speaks, newest first,
 // as server/discover and -32022 errors report them.
 func supportedVersions() []string {
-	vs := slices.Concat(ModernVersions, LegacyVersions)
-	slices.Reverse(vs[len(ModernVersions):])
-	slices.Reverse(vs[:len(ModernVersions)])
+	vs := slices.Concat(LegacyVersions, ModernVersions)
+	slices.Reverse(vs)
 	return vs
 }
 
-// methods that exist only in the modern era, and legacy methods it removed.
-var (
-	modernOnlyMethods = []string{"server/discover", "subscriptions/listen"}
-	removedInModern   = []string{"ping", "logging/setLevel", "initialize"}
+// shape says which optional fields a version's schema has. Each version
+// adds fields to the one before, so shapes are ordered.
+type shape uint8
+
+const (
+	shapeBasic       shape = iota // 2024-11-05
+	shapeAnnotations              // 2025-03-26: tool annotations
+	shapeStructured               // 2025-06-18 on: titles, outputSchema, structuredContent
+	numShapes
 )
 
-// chooseEra decides the protocol version in force for a request, following
-// the dual-era rules: a request whose _meta names a protocol version is
-// served statelessly in that version (after checking _meta); initialize
-// selects legacy semantics for the process; any other request is served
-// in the legacy version negotiated by initialize (or the newest legacy
-// version before it, so piping requests by hand works).
-func (ss *session) chooseEra(req request, rc *reqContext) error {
-	var requested *string
-	if rc.p.Meta != nil {
-		requested = rc.p.Meta.ProtocolVersion
+// shapeOf returns the shape of a version. Versions are ISO dates, so
+// string comparison orders them.
+func shapeOf(version string) shape {
+	switch {
+	case version >= Version20250618:
+		return shapeStructured
+	case version >= Version20250326:
+		return shapeAnnotations
 	}
-	if req.Method == "initialize" && (requested == nil || !isModernVersion(*requested)) {
-		rc.version = ss.legacyVersion()
-		return nil
-	}
-	if requested == nil || isLegacyVersion(*requested) {
-		if slices.Contains(modernOnlyMethods, req.Method) {
-			return fmt.Errorf(`%w: %s: _meta["io.modelcontextprotocol/protocolVersion"] is required (protocol %s)`, ErrInvalidParams, req.Method, ModernVersion)
+	return shapeBasic
+}
+
+// era is the protocol version in force for one request.
+type era struct {
+	version string
+	modern  bool
+	// logLevel is the least severe level of ClientLog messages a modern
+	// request asked for in its _meta; logOff when it asked for none.
+	logLevel LogLevel
+}
+
+func (e era) shape() shape { return shapeOf(e.version) }
+
+// requestMeta is the _meta object of a request.
+type requestMeta struct {
+	ProgressToken      jsontext.Value `json:"progressToken"`
+	ProtocolVersion    string         `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
+	LogLevel           *string        `json:"io.modelcontextprotocol/logLevel"`
+}
+
+// chooseEra decides the protocol version in force for a request of a
+// method with flags: a request whose _meta names a modern version is
+// served statelessly in it (after checking the rest of _meta); any other
+// is served in the legacy version negotiated by initialize (or the newest
+// legacy version before it, so piping requests by hand works). Legacy-only
+// methods heed only a modern version in _meta: initialize carries its
+// version in its params.
+func (ss *session) chooseEra(flags methodFlags, method string, m *requestMeta) (era, error) {
+	legacy := era{version: ss.legacyVersion(), logLevel: logOff}
+	v := m.ProtocolVersion
+	if v == "" || isLegacyVersion(v) || flags&legacyOnly != 0 && !isModernVersion(v) {
+		if flags&modernOnly != 0 {
+			return legacy, fmt.Errorf(`%w: %s: _meta["io.modelcontextprotocol/protocolVersion"] is required (protocol %s)`, ErrInvalidParams, method, ModernVersion)
 		}
-		rc.version = ss.legacyVersion()
-		return nil
+		return legacy, nil
 	}
-	v := *requested
 	if !isModernVersion(v) {
 		data, _ := json.Marshal(struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
-		}{supportedVersions(), v})
-		return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + v, Data: data}
+		}{supportedVersions(), v}, encodeOpts)
+		return legacy, &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + v, Data: data}
 	}
-	if len(rc.p.Meta.ClientCapabilities) == 0 || rc.p.Meta.ClientCapabilities[0] != '{' {
-		return fmt.Errorf(`%w: %s: _meta["io.modelcontextprotocol/clientCapabilities"] is required and must be an object`, ErrInvalidParams, req.Method)
+	if m.ClientCapabilities.Kind() != '{' {
+		return legacy, fmt.Errorf(`%w: %s: _meta["io.modelcontextprotocol/clientCapabilities"] is required and must be an object`, ErrInvalidParams, method)
 	}
-	if slices.Contains(removedInModern, req.Method) {
-		return fmt.Errorf("%w: %s is not part of protocol %s", ErrMethodNotFound, req.Method, v)
+	if flags&legacyOnly != 0 {
+		return legacy, fmt.Errorf("%w: %s is not part of protocol %s", ErrMethodNotFound, method, v)
 	}
-	if rc.p.Meta.LogLevel != nil {
-		l, err := ParseLogLevel(*rc.p.Meta.LogLevel)
+	e := era{version: v, modern: true, logLevel: logOff}
+	if m.LogLevel != nil {
+		l, err := ParseLogLevel(*m.LogLevel)
 		if err != nil {
-			return err
+			return legacy, err
 		}
-		rc.logLevel = l
-		rc.logEnabled = true
+		e.logLevel = l
 	}
-	rc.version = v
-	rc.modern = true
 	ss.modernSeen.Store(true)
-	return nil
+	return e, nil
 }
 
-// appendModernTail appends what every modern result carries: resultType
-// and the server's identity in _meta.
-func (ss *session) appendModernTail(buf []byte, rc *reqContext) []byte {
-	if !rc.modern {
-		return buf
+// legacyVersion is the version negotiated by initialize, or the newest
+// legacy version before initialize.
+func (ss *session) legacyVersion() string {
+	if v := ss.version.Load(); v != nil {
+		return *v
 	}
-	buf = append(buf, `,"resultType":"complete","_meta":{"`+metaServerInfo+`":`...)
-	buf = ss.srv.Info.appendJSON(buf, rc.shape)
-	return append(buf, '}')
+	return LatestLegacyVersion
 }
 
-// appendModernList appends what a modern list result carries.
-func (ss *session) appendModernList(buf []byte, rc *reqContext) []byte {
-	if !rc.modern {
-		return buf
-	}
-	buf = append(buf, `,"ttlMs":`+listTTL+`,"cacheScope":"private"`...)
-	return ss.appendModernTail(buf, rc)
+// listTTL is the ttlMs of modern list results: how long a client may
+// cache them. Changes are announced on subscriptions/listen streams.
+const listTTL = 60000
+
+// resultTail holds what a modern (2026-07-28) result carries beside its
+// own fields; dispatch fills it, and it stays empty in the legacy era.
+type resultTail struct {
+	TTLMs      int         `json:"ttlMs,omitzero"`
+	CacheScope string      `json:"cacheScope,omitzero"`
+	ResultType string      `json:"resultType,omitzero"`
+	Meta       *resultMeta `json:"_meta,omitzero"`
 }
 
-// discover answers server/discover.
-func (ss *session) discover(rc *reqContext) ([]byte, error) {
-	buf := []byte(`{"supportedVersions":[`)
-	for i, v := range supportedVersions() {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendString(buf, v)
-	}
-	buf = append(buf, `],"capabilities":`...)
-	buf = ss.appendCapabilities(buf)
-	if ss.srv.Instructions != "" {
-		buf = append(buf, `,"instructions":`...)
-		buf = appendString(buf, ss.srv.Instructions)
-	}
-	buf = append(buf, `,"ttlMs":`+listTTL+`,"cacheScope":"private"`...)
-	buf = ss.appendModernTail(buf, rc)
-	return append(buf, '}'), nil
+func (t *resultTail) tail() *resultTail { return t }
+
+// resultMeta is the _meta of a modern result.
+type resultMeta struct {
+	SubscriptionID jsontext.Value  `json:"io.modelcontextprotocol/subscriptionId,omitzero"`
+	ServerInfo     *Implementation `json:"io.modelcontextprotocol/serverInfo,omitzero"`
 }
 
-// subscriptionFilter is the notifications member of subscriptions/listen.
-type subscriptionFilter struct {
-	ToolsListChanged     bool     `json:"toolsListChanged,omitempty"`
-	PromptsListChanged   bool     `json:"promptsListChanged,omitempty"`
-	ResourcesListChanged bool     `json:"resourcesListChanged,omitempty"`
-	ResourceSubs         []string `json:"resourceSubscriptions,omitempty"`
-}
-
-// subscription is one open subscriptions/listen stream.
-type subscription struct {
-	id    ID
-	tools bool          // the client asked for tools list_changed, and the server sends it
-	done  chan struct{} // closed by closeAll: the server ends the stream gracefully
-
-	// The acknowledgement must be the subscription's first message, and
-	// a change that happens before it is sent must not be lost: until
-	// acked, a change only sets pending, and listen sends it after the
-	// acknowledgement. No lock is held while a message is sent, so a
-	// client that stops reading cannot block shutdown.
-	mu      sync.Mutex
-	acked   bool
-	pending bool
-}
-
-// changed sends list_changed on the subscription, or remembers it for
-// after the acknowledgement.
-func (sub *subscription) changed(ss *session) {
-	sub.mu.Lock()
-	if !sub.acked {
-		sub.pending = true
-		sub.mu.Unlock()
+// finishModern fills the tail of a result to a modern request.
+func (ss *session) finishModern(t *resultTail, rq *request, flags methodFlags) {
+	if !rq.modern {
 		return
 	}
-	sub.mu.Unlock()
-	p := []byte(`{"_meta":{"` + metaSubscriptionID + `":`)
-	p = append(p, sub.id...)
-	p = append(p, "}}"...)
-	ss.send(appendNotification(nil, "notifications/tools/list_changed", p))
+	if flags&cacheable != 0 {
+		t.TTLMs, t.CacheScope = listTTL, "private"
+	}
+	t.ResultType = "complete"
+	if t.Meta == nil {
+		t.Meta = &resultMeta{}
+	}
+	info := ss.srv.Info.shaped(rq.shape())
+	t.Meta.ServerInfo = &info
 }
 
-// subscriptions holds the open subscriptions/listen streams of a session.
-type subscriptions struct {
-	mu     sync.Mutex
-	open   map[*subscription]struct{}
-	closed bool
+// discoverResult is the result of server/discover.
+type discoverResult struct {
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      serverCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions,omitzero"`
+	resultTail
 }
 
-// add registers sub; it reports false when the session is closing.
-func (s *subscriptions) add(sub *subscription) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	if s.open == nil {
-		s.open = map[*subscription]struct{}{}
-	}
-	s.open[sub] = struct{}{}
-	return true
-}
-
-func (s *subscriptions) remove(sub *subscription) {
-	s.mu.Lock()
-	delete(s.open, sub)
-	s.mu.Unlock()
-}
-
-// list returns the open subscriptions.
-func (s *subscriptions) list() []*subscription {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*subscription, 0, len(s.open))
-	for sub := range s.open {
-		out = append(out, sub)
-	}
-	return out
-}
-
-// closeAll ends every stream (the server is shutting down) and refuses new ones.
-func (s *subscriptions) closeAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	for sub := range s.open {
-		close(sub.done)
-	}
-}
-
-// listen serves subscriptions/listen: it acknowledges the notification
-// types it will send, keeps the stream open, and answers only when the
-// server shuts down (a client ends it with notifications/cancelled, which
-// gets no answer).
-func (ss *session) listen(ctx context.Context, rc *reqContext, req request) ([]byte, error) {
-	if rc.p.Notifications == nil {
-		return nil, fmt.Errorf(`%w: subscriptions/listen: "notifications" is required`, ErrInvalidParams)
-	}
-	sub := &subscription{id: req.ID, tools: rc.p.Notifications.ToolsListChanged && ss.srv.ListChanged, done: make(chan struct{})}
-	ack := []byte(`{"notifications":{`)
-	if sub.tools {
-		ack = append(ack, `"toolsListChanged":true`...)
-	}
-	ack = append(ack, `},"_meta":{"`+metaSubscriptionID+`":`...)
-	ack = append(ack, req.ID...)
-	ack = append(ack, `}}`...)
-	added := ss.subs.add(sub)
-	ss.send(appendNotification(nil, "notifications/subscriptions/acknowledged", ack))
-	if !added {
-		// The server is shutting down: acknowledged, and ended at once.
-		return ss.listenResult(rc, req), nil
-	}
-	sub.mu.Lock()
-	sub.acked = true
-	missed := sub.pending
-	sub.mu.Unlock()
-	if missed {
-		sub.changed(ss)
-	}
-	defer ss.subs.remove(sub)
-	select {
-	case <-ctx.Done():
-	case <-sub.done:
-	}
-	return ss.listenResult(rc, req), nil
-}
-
-func (ss *session) listenResult(rc *reqContext, req request) []byte {
-	buf := []byte(`{"resultType":"complete","_meta":{"` + metaSubscriptionID + `":`)
-	buf = append(buf, req.ID...)
-	buf = append(buf, `,"`+metaServerInfo+`":`...)
-	buf = ss.srv.Info.appendJSON(buf, rc.shape)
-	return append(buf, "}}"...)
-}
-
-// notifyToolsChanged tells this session's client that the tool list
-// changed: as a legacy notification when it initialized, and on each
-// subscriptions/listen stream that asked for it.
-func (ss *session) notifyToolsChanged() {
-	if !ss.srv.ListChanged {
-		return
-	}
-	if ss.version.Load() != nil {
-		ss.send(appendNotification(nil, "notifications/tools/list_changed", nil))
-	}
-	for _, sub := range ss.subs.list() {
-		if sub.tools {
-			sub.changed(ss)
-		}
-	}
+func (ss *session) discover(context.Context, *request, *noParams) (*discoverResult, error) {
+	return &discoverResult{
+		SupportedVersions: supportedVersions(),
+		Capabilities:      ss.capabilities(),
+		Instructions:      ss.srv.Instructions,
+	}, nil
 }

@@ -4,17 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // FuzzServe feeds arbitrary input to a whole session: the server must
 // never panic or hang, every line it writes must be one JSON object (or a
-// batch array), and it must answer no more requests than it was sent lines.
+// batch array) in valid UTF-8, and it must answer no more requests than
+// it was sent lines.
 func FuzzServe(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n" + `[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t_plain","arguments":{"a":[1,{"b":null}]}}}]`,
@@ -26,11 +27,12 @@ func FuzzServe(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
 		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
 		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}\r\n{\"id\":\"\xff\",\"result\":1}",
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
-		srv := newTestServer(nil)
+		srv := newTestServer(&fakeTools{set: testTools()}) // every tool echoes
 		srv.MaxMessageSize = 4096
 		var out bytes.Buffer
 		done := make(chan error, 1)
@@ -48,12 +50,12 @@ func FuzzServe(f *testing.F) {
 		sc.Buffer(nil, 1<<20)
 		responses := 0
 		for sc.Scan() {
-			var v any
-			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-				t.Fatalf("invalid JSON written: %q", sc.Bytes())
-			}
 			if !utf8.Valid(sc.Bytes()) {
 				t.Fatalf("invalid UTF-8 written: %q", sc.Bytes())
+			}
+			var v any
+			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+				t.Fatalf("invalid JSON written: %q: %v", sc.Bytes(), err)
 			}
 			switch m := v.(type) {
 			case map[string]any:
@@ -73,37 +75,67 @@ func FuzzServe(f *testing.F) {
 }
 
 // FuzzIDFromPrefix holds idFromPrefix to what the whole message says: on
-// any cut of a message, an id it finds is the message's own.
+// any cut of a message, an id it finds is the message's own, and a
+// message it takes for a response is not answered as a request.
 func FuzzIDFromPrefix(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1234,"method":"ping"}`,
 		`{"id":"a\u0062c","params":{"id":7}}`,
 		`{"params":{"pad":"xx"},"id":-5}`,
 		`{"id":null}`,
+		`{"id":3,"result":{}}`,
 	} {
 		f.Add([]byte(seed), uint16(10))
 	}
 	f.Fuzz(func(t *testing.T, msg []byte, cut uint16) {
 		prefix := msg[:min(int(cut), len(msg))]
-		got := idFromPrefix(prefix)
-		if string(got) == "null" {
+		id, response := idFromPrefix(prefix)
+		if id != nil && !validID(id) {
+			t.Fatalf("idFromPrefix(%q) = %s, not a valid id", prefix, id)
+		}
+		rq, ignore, _, err := decodeMessage(msg)
+		if err != nil {
 			return
 		}
-		if !got.valid() {
-			t.Fatalf("idFromPrefix(%q) = %s, not a valid id", prefix, got)
+		if response && !ignore {
+			t.Fatalf("idFromPrefix(%q) saw a response in the request %q", prefix, msg)
 		}
-		// Whenever the whole message is a request, its id is the one found
-		// (unless it repeats "id": then the last counts, which a prefix
-		// cannot show).
-		ids := 0
-		_ = jsonscan.Object(msg, func(k, _ []byte) error {
-			if string(jsonscan.Name(k)) == "id" {
-				ids++
+		if id != nil && !ignore && !bytes.Equal(rq.id, id) {
+			t.Fatalf("idFromPrefix(%q) = %s, but the message's id is %s", prefix, id, rq.id)
+		}
+	})
+}
+
+// FuzzDecodeMessage holds decodeMessage to its contract: a request it
+// returns has a valid id or none, a method, and params that are an
+// object or nothing; an error is answered with a valid id or null.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"ping","params":null}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"id":2}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"p\xffing\"}",
+		`42`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rq, ignore, errID, err := decodeMessage(data)
+		switch {
+		case err != nil:
+			if string(errID) != "null" && !validID(errID) {
+				t.Fatalf("error %v answered with id %q", err, errID)
 			}
-			return nil
-		})
-		if req, ignore, _, err := decodeMessage(msg); err == nil && !ignore && ids == 1 && !bytes.Equal(req.ID, got) {
-			t.Fatalf("idFromPrefix(%q) = %s, but the message's id is %s", prefix, got, req.ID)
+		case ignore:
+		default:
+			if rq.id != nil && !validID(rq.id) || rq.method == "" || rq.params != nil && rq.params.Kind() != '{' {
+				t.Fatalf("decodeMessage(%q) = %+v", data, rq)
+			}
+			if rq.params != nil && !jsontext.Value(rq.params).IsValid(lenient) {
+				t.Fatalf("params %q are not JSON", rq.params)
+			}
 		}
 	})
 }

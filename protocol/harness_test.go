@@ -3,23 +3,25 @@ package protocol
 import (
 	"bufio"
 	"context"
-	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/protocol/protocoltest"
 )
 
-// fakeTools is a ToolProvider whose calls run a test's function.
+// fakeTools is a ToolProvider whose tools run the test's functions.
 type fakeTools struct {
-	mu   sync.Mutex
-	set  *ToolSet
-	call func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+	mu    sync.Mutex
+	set   *ToolSet
+	calls map[string]func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 }
 
 func (f *fakeTools) Tools() *ToolSet {
@@ -28,39 +30,85 @@ func (f *fakeTools) Tools() *ToolSet {
 	return f.set
 }
 
+func (f *fakeTools) setTools(ts *ToolSet) {
+	f.mu.Lock()
+	f.set = ts
+	f.mu.Unlock()
+}
+
 func (f *fakeTools) CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
-	if _, ok := f.Tools().Lookup(req.Name); !ok {
-		return nil, ErrInvalidParams
+	for _, t := range f.Tools().Tools() {
+		if t.Name != req.Name {
+			continue
+		}
+		if call, ok := f.calls[req.Name]; ok {
+			return call(ctx, req)
+		}
+		return echo(ctx, req)
 	}
-	return f.call(ctx, req)
+	return nil, ErrInvalidParams
 }
 
 func yes() *bool { b := true; return &b }
 
-// testTools has one tool with every optional field, and one plain tool.
+// testTools has one tool with every optional field, a plain one, and the
+// tools whose behaviour testCalls gives.
 func testTools() *ToolSet {
-	return NewToolSet([]Tool{
+	tools := []Tool{
 		{
 			Name: "t_echo", Title: "Echo", Description: "Echoes.",
-			InputSchema:  json.RawMessage(`{"type": "object",` + "\n" + `"properties": {"x": {"type": "string"}}}`),
-			OutputSchema: json.RawMessage(`{"type":"object"}`),
+			InputSchema:  jsontext.Value(`{"type": "object",` + "\n" + `"properties": {"x": {"type": "string"}}}`),
+			OutputSchema: jsontext.Value(`{"type":"object"}`),
 			Annotations:  &ToolAnnotations{ReadOnlyHint: yes()},
 		},
-		{Name: "t_plain", Description: "Plain.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-	})
+		{Name: "t_plain", Description: "Plain.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	}
+	for _, name := range []string{"t_wait", "t_slow", "t_panic", "t_log"} {
+		tools = append(tools, Tool{Name: name, InputSchema: jsontext.Value(`{"type":"object"}`)})
+	}
+	return NewToolSet(tools)
 }
 
-func echoCall(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
+// echo returns the arguments as text and as structured content.
+func echo(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
 	args := string(req.Arguments)
 	if args == "" {
 		args = "{}"
 	}
-	return &CallToolResult{Content: []Content{{Type: "text", Text: args}}, StructuredContent: json.RawMessage(args)}, nil
+	return &CallToolResult{Content: []Content{{Type: "text", Text: args}}, StructuredContent: jsontext.Value(args)}, nil
+}
+
+// testCalls are the tools of testTools that do more than echo.
+var testCalls = map[string]func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error){
+	// t_wait waits until the call is cancelled.
+	"t_wait": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		<-ctx.Done()
+		return TextResult("cancelled", true), nil
+	},
+	// t_slow takes 12 s (of the test's clock), or as many as its argument
+	// "s" says, or until cancelled.
+	"t_slow": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var args struct{ S int }
+		args.S = 12
+		_ = json.Unmarshal(req.Arguments, &args, json.MatchCaseInsensitiveNames(true))
+		select {
+		case <-time.After(time.Duration(args.S) * time.Second):
+			return TextResult("done", false), nil
+		case <-ctx.Done():
+			return TextResult("cancelled", true), nil
+		}
+	},
+	"t_panic": func(context.Context, *CallToolRequest) (*CallToolResult, error) { panic("boom") },
+	"t_log": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		ClientLog(ctx, LevelDebug, "bridge", "debug detail")
+		ClientLog(ctx, LevelWarning, "bridge", "backend slow")
+		return TextResult("ok", false), nil
+	},
 }
 
 func newTestServer(tools *fakeTools) *Server {
 	if tools == nil {
-		tools = &fakeTools{set: testTools(), call: echoCall}
+		tools = &fakeTools{set: testTools(), calls: testCalls}
 	}
 	return &Server{
 		Info:        Implementation{Name: "tairseach-mcp", Title: "Tairseach", Version: "1.2.3"},
@@ -69,111 +117,124 @@ func newTestServer(tools *fakeTools) *Server {
 	}
 }
 
-// testClient drives one Serve call through pipes, like a client on stdio.
-// Every line the server writes is checked against the MCP schema of the
-// version in force.
-type testClient struct {
+// testSession drives one Serve call through pipes, like a client on
+// stdio. It must run in a synctest bubble: step waits until the server
+// has done all it can with what it was sent. Every line the server
+// writes is checked against the MCP schema of its version.
+type testSession struct {
 	t       *testing.T
 	in      *io.PipeWriter
-	lines   chan string
 	served  chan error
+	out     chan struct{} // closed when the server's output has ended
 	checker *protocoltest.Checker
+
+	mu    sync.Mutex
+	lines []string // written by the server, not yet taken
 }
 
-func startClient(t *testing.T, srv *Server, version string) *testClient {
-	return startClientCtx(t, t.Context(), srv, version)
+func startSession(t *testing.T, ctx context.Context, srv *Server, version string) *testSession {
+	return startSessionTo(t, ctx, srv, version, nil)
 }
 
-func startClientCtx(t *testing.T, ctx context.Context, srv *Server, version string) *testClient {
+// startSessionTo is startSession with the server writing to what wrap
+// makes of the client's end of the pipe.
+func startSessionTo(t *testing.T, ctx context.Context, srv *Server, version string, wrap func(io.Writer) io.Writer) *testSession {
 	t.Helper()
 	protocoltest.RequireSchemas(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &testClient{t: t, in: inW, lines: make(chan string, 1024), served: make(chan error, 1), checker: protocoltest.NewChecker(version)}
+	s := &testSession{t: t, in: inW, served: make(chan error, 1), out: make(chan struct{}), checker: protocoltest.NewChecker(version)}
+	var w io.Writer = outW
+	if wrap != nil {
+		w = wrap(outW)
+	}
 	// Serve runs until the test closes stdin; the test waits via served.
 	go func() {
-		err := srv.Serve(ctx, inR, outW)
+		err := srv.Serve(ctx, inR, w)
 		outW.Close()
-		c.served <- err
+		s.served <- err
 	}()
-	// The reader runs until the server closes its output.
+	// The reader runs until the server's output ends.
 	go func() {
+		defer close(s.out)
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 64<<20)
 		for sc.Scan() {
-			c.lines <- sc.Text()
+			s.mu.Lock()
+			s.lines = append(s.lines, sc.Text())
+			s.mu.Unlock()
 		}
-		close(c.lines)
 	}()
 	t.Cleanup(func() { inW.Close() })
-	return c
+	return s
 }
 
-func (c *testClient) send(line string) {
-	c.t.Helper()
-	c.checker.ClientLine([]byte(line))
-	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
-		c.t.Fatalf("write to server: %v", err)
+// send writes one line; it returns once the server has read it.
+func (s *testSession) send(line string) {
+	s.t.Helper()
+	s.checker.ClientLine([]byte(line))
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatalf("write to server: %v", err)
 	}
 }
 
-// recv returns the next line the server wrote, checked against the schema.
-func (c *testClient) recv() string {
-	c.t.Helper()
-	select {
-	case line, ok := <-c.lines:
-		if !ok {
-			c.t.Fatal("server closed its output")
+// step waits until the server can do no more, and returns what it wrote
+// meanwhile.
+func (s *testSession) step() []string {
+	s.t.Helper()
+	synctest.Wait()
+	return s.take()
+}
+
+func (s *testSession) take() []string {
+	s.t.Helper()
+	s.mu.Lock()
+	lines := s.lines
+	s.lines = nil
+	s.mu.Unlock()
+	for _, l := range lines {
+		if err := s.checker.ServerLine([]byte(l)); err != nil {
+			s.t.Errorf("invalid message %.300s\n  %v", l, err)
 		}
-		if err := c.checker.ServerLine([]byte(line)); err != nil {
-			c.t.Errorf("invalid message %s\n  %v", line, err)
-		}
-		return line
-	case <-time.After(10 * time.Second):
-		c.t.Fatal("no message from the server within 10s")
-		return ""
+	}
+	return lines
+}
+
+// exchange sends line and returns what the server wrote in answer.
+func (s *testSession) exchange(line string) []string {
+	s.t.Helper()
+	s.send(line)
+	return s.step()
+}
+
+// expect sends line and checks the server's answer, line by line.
+func (s *testSession) expect(line string, want ...string) {
+	s.t.Helper()
+	got := s.exchange(line)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		s.t.Errorf("after %.200s\ngot:\n%s\nwant:\n%s", line, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
-// expect receives one line and compares it as JSON with want.
-func (c *testClient) expect(want string) {
-	c.t.Helper()
-	got := c.recv()
-	if d := jsonDiff(want, got); d != "" {
-		c.t.Errorf("unexpected message (-want +got):\n%s\ngot: %s", d, got)
-	}
-}
-
-// close ends stdin and returns Serve's error, after checking that the
-// server wrote nothing more.
-func (c *testClient) close() error {
-	c.t.Helper()
-	c.in.Close()
-	var err error
-	select {
-	case err = <-c.served:
-	case <-time.After(10 * time.Second):
-		c.t.Fatal("Serve did not return within 10s of EOF")
-	}
-	for line := range c.lines {
-		c.t.Errorf("unexpected message after the last expected one: %s", line)
-	}
-	return err
-}
-
-func jsonDiff(want, got string) string {
-	var w, g any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		return "bad want: " + err.Error()
-	}
-	if err := json.Unmarshal([]byte(got), &g); err != nil {
-		return "bad JSON: " + err.Error()
-	}
-	return cmp.Diff(w, g)
+// close ends stdin and returns Serve's error and what the server wrote
+// until its output ended.
+func (s *testSession) close() ([]string, error) {
+	s.t.Helper()
+	s.in.Close()
+	err := <-s.served
+	<-s.out
+	return s.take(), err
 }
 
 func initLine(id int, version string) string {
-	return `{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}`
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"test","version":"0"}}}`, id, version)
 }
 
-func itoa(n int) string { return strings.TrimSpace(string(appendInt(nil, int64(n)))) }
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func modernReq(id, method, params string) string {
+	if params != "" {
+		params += ","
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + params + modernMeta + `}}`
+}

@@ -9,13 +9,14 @@
 package protocol
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
-	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"reflect"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // JSON-RPC 2.0 and MCP error codes.
@@ -37,13 +38,13 @@ const (
 // errors.Is(err, ErrInvalidParams) holds for any error wrapping an *Error
 // with code -32602.
 type Error struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	Code    int64          `json:"code"`
+	Message string         `json:"message"`
+	Data    jsontext.Value `json:"data,omitzero"`
 }
 
-// Error formats the code and message.
-func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
 
 // Is reports whether target is an *Error with the same code.
 func (e *Error) Is(target error) bool {
@@ -63,46 +64,60 @@ var (
 
 // WireError turns any error into the error object sent to the client: an
 // *Error found with errors.As is sent as is; an error wrapping a sentinel
-// keeps the sentinel's code and uses the whole error text as the message;
-// anything else becomes -32603.
+// keeps the sentinel's code and uses the whole error text as the message,
+// less the sentinel's own words at its start; anything else becomes -32603.
 func WireError(err error) *Error {
 	var e *Error
-	if errors.As(err, &e) {
-		if e == err {
-			return e
-		}
-		msg := err.Error()
-		// A wrapped sentinel reads "jsonrpc error -32602: invalid params:
-		// unknown tool"; the code says the rest, so keep the detail.
-		if rest, ok := strings.CutPrefix(msg, e.Error()+": "); ok {
-			msg = rest
-		}
-		return &Error{Code: e.Code, Message: msg, Data: e.Data}
+	if !errors.As(err, &e) {
+		return &Error{Code: CodeInternalError, Message: err.Error()}
 	}
-	return &Error{Code: CodeInternalError, Message: err.Error()}
+	if e == err {
+		return e
+	}
+	// "invalid params: unknown tool": the code says the first part.
+	msg := strings.TrimPrefix(err.Error(), e.Message+": ")
+	return &Error{Code: e.Code, Message: msg, Data: e.Data}
 }
 
-// ID is a request id exactly as the client sent it (a JSON string or
-// number). The zero value means "absent"; nullID is a JSON null.
-type ID []byte
+// Options of a lenient decoding. Decoding is strict (the library's
+// defaults: names matched exactly, duplicate names and invalid UTF-8
+// rejected), but a message with invalid UTF-8 in it is decoded again with
+// these, so that a stray byte in a member the server ignores does not
+// make the whole message unreadable. The values the server reads from
+// such a message are checked where they are read: strings it compares (a
+// name, a level) cannot match with the replacement character in them,
+// and raw values it echoes or passes on (ids, tokens, arguments) are
+// validated on their own.
+var lenient = jsontext.AllowInvalidUTF8(true)
 
-var nullID = ID("null")
+// Options of every encoding. Raw values (schemas, backend results) pass
+// through as they are: their strings keep their escapes, and invalid
+// UTF-8 or a repeated name, which the server did not write, does not fail
+// a response. U+2028 and U+2029 are escaped for JavaScript clients, and
+// maps (in log data) are sorted, so the same value encodes the same way.
+var encodeOpts = json.JoinOptions(
+	json.Deterministic(true),
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	jsontext.PreserveRawStrings(true),
+	jsontext.EscapeForJS(true),
+)
 
-// valid reports whether id is a JSON string or integer, the only kinds
+// nullID answers a message whose id could not be read.
+var nullID = jsontext.Value("null")
+
+// validID reports whether id is a JSON string or integer, the only kinds
 // MCP allows (a fraction or exponent is refused: no client could match it
-// reliably against its own id).
-func (id ID) valid() bool {
+// reliably against its own id). Ids are echoed as sent, so a string must
+// be valid UTF-8 too.
+func validID(id jsontext.Value) bool {
 	if len(id) == 0 {
 		return false
 	}
 	if id[0] == '"' {
-		// Echoed as sent, so it must be valid on the wire too.
-		return utf8.Valid(id)
+		return jsontext.Value(id).IsValid()
 	}
-	digits := id
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
+	digits := bytes.TrimPrefix(id, []byte("-"))
 	if len(digits) == 0 || digits[0] == '0' && len(digits) > 1 {
 		return false
 	}
@@ -114,143 +129,181 @@ func (id ID) valid() bool {
 	return true
 }
 
-// key returns a map key that identifies the id (ids are compared as sent).
-func (id ID) key() string { return string(id) }
-
-// request is one decoded client request or notification.
+// request is one request or notification from the client, and the
+// protocol version in force for it once dispatch has chosen it.
 type request struct {
-	ID     ID // nil for notifications
-	Method string
-	Params json.RawMessage
+	id      jsontext.Value // nil for a notification
+	method  string
+	params  jsontext.Value // a JSON object, or nil
+	lenient bool           // the message holds invalid UTF-8: decode params with lenient
+	pos     int            // its position in its batch
+	era
 }
 
-func (r *request) isNotification() bool { return r.ID == nil }
+// message is the envelope of any message from the client: the id and the
+// params kept as sent, the other members only looked at.
+type message struct {
+	JSONRPC token          `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  token          `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	Result  token          `json:"result"`
+	Error   token          `json:"error"`
+}
 
-// decodeMessage decodes one JSON value (not an array). It returns the
-// request, or the error to answer and the id to answer it with (nullID when
-// the id could not be read). ignore reports a message that gets no answer
-// and has no effect: a response from the client (we never send requests),
-// or a notification with params MCP cannot read (a notification is never
-// answered, not even with an error).
-func decodeMessage(data []byte) (req request, ignore bool, errID ID, err error) {
-	// One pass validates the line and splits its top-level members:
-	// params (which may be large) are never decoded here.
-	var jsonrpc, id, method, params, result, errObj []byte
-	e := jsonscan.Object(data, func(rawKey, v []byte) error {
-		switch string(jsonscan.Name(rawKey)) {
-		case "jsonrpc":
-			jsonrpc = v
-		case "id":
-			id = v
-		case "method":
-			method = v
-		case "params":
-			params = v
-		case "result":
-			result = v
-		case "error":
-			errObj = v
-		}
-		return nil
-	})
-	if errors.Is(e, jsonscan.ErrNotObject) {
-		if jsonscan.Valid(data) == nil {
-			return req, false, nullID, fmt.Errorf("%w: a message must be a JSON object", ErrInvalidRequest)
-		}
-		e = jsonscan.Valid(data)
+// token is a member looked at, not kept: its kind (0 when absent) and,
+// for a string, its text.
+type token struct {
+	kind jsontext.Kind
+	str  string
+}
+
+func (t *token) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if t.kind = dec.PeekKind(); t.kind != '"' {
+		return dec.SkipValue()
 	}
-	if e != nil {
-		return req, false, nullID, fmt.Errorf("%w: %v", ErrParse, e)
+	tok, err := dec.ReadToken()
+	t.str = tok.String()
+	return err
+}
+
+// decodeMessage decodes one message (not a batch). It returns the
+// request, or the error to answer and the id to answer it with (nullID
+// when the id could not be read). ignore reports a message that gets no
+// answer and has no effect: a response from the client (the server sends
+// no requests), or a notification MCP cannot read (a notification is
+// never answered, not even with an error).
+func decodeMessage(data []byte) (rq request, ignore bool, errID jsontext.Value, err error) {
+	var m message
+	if err := json.Unmarshal(data, &m); err != nil {
+		m = message{}
+		if json.Unmarshal(data, &m, lenient) != nil {
+			return decodeFailure(data, err)
+		}
+		rq.lenient = true
 	}
-	if id != nil && !ID(id).valid() {
+	if m.Result.kind != 0 || m.Error.kind != 0 {
+		return rq, true, nil, nil
+	}
+	if m.ID != nil && !validID(m.ID) {
 		// An id of null, an object, a bool: there is no id to answer with.
-		if id[0] == '"' {
-			return req, false, nullID, fmt.Errorf("%w: id is not valid UTF-8", ErrInvalidRequest)
+		if m.ID[0] == '"' {
+			return rq, false, nullID, fmt.Errorf("%w: id is not valid UTF-8", ErrInvalidRequest)
 		}
-		return req, false, nullID, fmt.Errorf("%w: id must be a string or an integer", ErrInvalidRequest)
+		return rq, false, nullID, fmt.Errorf("%w: id must be a string or an integer", ErrInvalidRequest)
 	}
-	errID = ID(id)
+	errID = m.ID
 	if errID == nil {
 		errID = nullID
 	}
-	if string(jsonrpc) != `"2.0"` && (jsonrpc == nil || jsonrpc[0] != '"' || jsonscan.Unquote(jsonrpc) != "2.0") {
-		return req, false, errID, fmt.Errorf(`%w: "jsonrpc" must be "2.0"`, ErrInvalidRequest)
+	switch {
+	case m.JSONRPC.str != "2.0":
+		return rq, false, errID, fmt.Errorf(`%w: "jsonrpc" must be "2.0"`, ErrInvalidRequest)
+	case m.Method.kind == 0 || m.Method.kind == 'n':
+		return rq, false, errID, fmt.Errorf(`%w: "method" is missing`, ErrInvalidRequest)
+	case m.Method.kind != '"':
+		return rq, false, errID, fmt.Errorf(`%w: "method" must be a string, not %s`, ErrInvalidRequest, kindName(m.Method.kind))
+	case m.Method.str == "":
+		return rq, false, errID, fmt.Errorf(`%w: "method" is empty`, ErrInvalidRequest)
 	}
-	if method == nil || string(method) == "null" {
-		if id != nil && (result != nil || errObj != nil) {
-			return req, true, nil, nil
-		}
-		return req, false, errID, fmt.Errorf(`%w: "method" is missing`, ErrInvalidRequest)
+	if m.Params.Kind() == 'n' {
+		m.Params = nil
 	}
-	if method[0] != '"' {
-		return req, false, errID, fmt.Errorf(`%w: "method" must be a string, not %s`, ErrInvalidRequest, kindOf(method))
-	}
-	name := methodName(method)
-	if name == "" {
-		return req, false, errID, fmt.Errorf(`%w: "method" is empty`, ErrInvalidRequest)
-	}
-	if string(params) == "null" {
-		params = nil
-	}
-	if params != nil && params[0] != '{' {
+	if m.Params != nil && m.Params.Kind() != '{' {
 		// MCP params are always objects; JSON-RPC allows arrays, which no MCP method takes.
-		if id == nil {
-			return req, true, nil, nil
+		if m.ID == nil {
+			return rq, true, nil, nil
 		}
-		return req, false, errID, fmt.Errorf(`%w: "params" must be an object`, ErrInvalidRequest)
+		return rq, false, errID, fmt.Errorf(`%w: "params" must be an object`, ErrInvalidRequest)
 	}
-	return request{ID: ID(id), Method: name, Params: params}, false, nil, nil
+	rq.id, rq.method, rq.params = m.ID, m.Method.str, m.Params
+	return rq, false, nil, nil
 }
 
-// errFoundID stops idFromPrefix's scan.
-var errFoundID = errors.New("found the id")
-
-// idFromPrefix finds the id of a message from its first bytes only (the
-// message being too long to read whole): a top-level "id" member whose
-// value is complete within prefix. It returns nullID when there is none
-// before prefix ends. A repeated "id" is a client's mistake: the first is
-// taken, where decodeMessage takes the last, which a prefix cannot show.
-func idFromPrefix(prefix []byte) ID {
-	var id ID
-	_ = jsonscan.Object(prefix, func(rawKey, v []byte) error {
-		if string(jsonscan.Name(rawKey)) != "id" {
-			return nil
+// decodeFailure explains why data is not a message. A repeated member
+// name leaves the message readable enough to tell a notification or a
+// response (not answered) from a request and its id.
+func decodeFailure(data []byte, err error) (rq request, ignore bool, errID jsontext.Value, _ error) {
+	var serr *jsontext.SyntacticError
+	if !errors.As(err, &serr) {
+		// The message is not an object: is it JSON at all?
+		if err = json.Unmarshal(data, new(jsontext.Value), lenient); err == nil {
+			return rq, false, nullID, fmt.Errorf("%w: a message must be a JSON object", ErrInvalidRequest)
 		}
-		// v is a sub-slice of prefix: a number running to prefix's end
-		// may go on past it, as 12 does in a cut-off 1234.
-		end := cap(prefix) - cap(v) + len(v)
-		if ID(v).valid() && (v[0] == '"' || end < len(prefix)) {
-			id = ID(v)
+		if !errors.As(err, &serr) {
+			return rq, false, nullID, fmt.Errorf("%w: %s", ErrParse, describe(err))
 		}
-		return errFoundID
-	})
-	if id == nil {
-		return nullID
 	}
-	return id
+	if !errors.Is(serr, jsontext.ErrDuplicateName) {
+		return rq, false, nullID, fmt.Errorf("%w: %s", ErrParse, describe(err))
+	}
+	var m message
+	if json.Unmarshal(data, &m, lenient, jsontext.AllowDuplicateNames(true)) != nil ||
+		m.Result.kind != 0 || m.Error.kind != 0 || m.ID == nil {
+		return rq, true, nil, nil
+	}
+	errID = nullID
+	if validID(m.ID) && serr.JSONPointer != "/id" {
+		errID = m.ID
+	}
+	return rq, false, errID, fmt.Errorf("%w: %s", ErrInvalidRequest, describe(err))
 }
 
-// methodName unquotes a method name. The names of the messages a busy
-// client sends again and again are constants, not a string per message.
-func methodName(lit []byte) string {
-	switch string(lit) {
-	case `"tools/call"`:
-		return "tools/call"
-	case `"tools/list"`:
-		return "tools/list"
-	case `"ping"`:
-		return "ping"
-	case `"notifications/cancelled"`:
-		return "notifications/cancelled"
-	case `"notifications/progress"`:
-		return "notifications/progress"
+// idFromPrefix finds what a message too long to read whole shows in its
+// first bytes: its top-level id, when complete within prefix, and
+// whether it is a response (it has a result or an error member).
+func idFromPrefix(prefix []byte) (id jsontext.Value, response bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(prefix), lenient, jsontext.AllowDuplicateNames(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
 	}
-	return jsonscan.Unquote(lit)
+	for {
+		name, err := dec.ReadToken()
+		if err != nil || name.Kind() != '"' {
+			return id, response
+		}
+		switch name.String() {
+		case "result", "error":
+			response = true
+		case "id":
+			v, err := dec.ReadValue()
+			if err != nil {
+				return id, response
+			}
+			// A number running to the end of prefix may go on past it, as
+			// 12 does in a cut-off 1234.
+			if id == nil && validID(v) && (v[0] == '"' || dec.InputOffset() < int64(len(prefix))) {
+				id = v.Clone()
+			}
+			continue
+		}
+		if dec.SkipValue() != nil {
+			return id, response
+		}
+	}
 }
 
-// kindOf names the kind of a valid JSON value, for messages.
-func kindOf(v []byte) string {
-	switch v[0] {
+// describe says what is wrong with a message or its params in the terms
+// of the message, not of Go types.
+func describe(err error) string {
+	var serr *json.SemanticError
+	if errors.As(err, &serr) && serr.GoType != nil && serr.JSONKind != 0 {
+		what := "the params"
+		if serr.JSONPointer != "" {
+			what = fmt.Sprintf("%q", serr.JSONPointer.LastToken())
+		}
+		return fmt.Sprintf("%s must be %s, not %s", what, goKindName(serr.GoType), kindName(serr.JSONKind))
+	}
+	msg := err.Error()
+	for _, p := range []string{"jsontext: ", "json: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return msg
+}
+
+// kindName names a JSON kind for messages.
+func kindName(k jsontext.Kind) string {
+	switch k {
 	case '"':
 		return "string"
 	case '{':
@@ -265,66 +318,60 @@ func kindOf(v []byte) string {
 	return "number"
 }
 
-// describeDecodeError says what was wrong with valid JSON of the wrong
-// shape in the terms of the message, not of Go types.
-func describeDecodeError(err error, whole string) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return whole
+// goKindName names what a Go type decodes from.
+func goKindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		if t == reflect.TypeFor[jsontext.Value]() {
+			return "a JSON value"
 		}
-		want := "of another type"
-		switch te.Type.Kind() {
-		case reflect.String:
-			want = "a string"
-		case reflect.Bool:
-			want = "a boolean"
-		case reflect.Int, reflect.Int64, reflect.Float64:
-			want = "a number"
-		case reflect.Struct, reflect.Map, reflect.Pointer:
-			want = "an object"
-		case reflect.Slice:
-			want = "an array"
-		}
-		return fmt.Sprintf("%q must be %s, not %s", te.Field, want, te.Value)
+		return "an array"
 	}
-	return err.Error()
+	return "an object"
 }
 
-// appendResponse appends a success response line (without newline).
-func appendResponse(buf []byte, id ID, result []byte) []byte {
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = append(buf, id...)
-	buf = append(buf, `,"result":`...)
-	buf = append(buf, result...)
-	return append(buf, '}')
+// response is a JSON-RPC response: Result or Error is set.
+type response struct {
+	JSONRPC string         `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Result  any            `json:"result,omitzero"`
+	Error   *Error         `json:"error,omitzero"`
 }
 
-// appendErrorResponse appends an error response line (without newline).
-func appendErrorResponse(buf []byte, id ID, e *Error) []byte {
+// wireNotification is a JSON-RPC notification from the server.
+type wireNotification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitzero"`
+}
+
+// encodeResult encodes the response carrying result.
+func encodeResult(id jsontext.Value, result any) ([]byte, error) {
+	return json.Marshal(&response{JSONRPC: "2.0", ID: id, Result: result}, encodeOpts)
+}
+
+// encodeError encodes the error response to id (nullID when nil).
+func encodeError(id jsontext.Value, e *Error) []byte {
 	if id == nil {
 		id = nullID
 	}
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = append(buf, id...)
-	buf = append(buf, `,"error":{"code":`...)
-	buf = fmt.Appendf(buf, "%d", e.Code)
-	buf = append(buf, `,"message":`...)
-	buf = appendString(buf, e.Message)
-	if len(e.Data) > 0 {
-		buf = append(buf, `,"data":`...)
-		buf = append(buf, e.Data...)
+	b, err := json.Marshal(&response{JSONRPC: "2.0", ID: id, Error: e}, encodeOpts)
+	if err != nil {
+		// Only Data, from a handler, can be invalid.
+		b, _ = json.Marshal(&response{JSONRPC: "2.0", ID: id, Error: &Error{Code: e.Code, Message: e.Message}}, encodeOpts)
 	}
-	return append(buf, "}}"...)
+	return b
 }
 
-// appendNotification appends a notification line (without newline).
-func appendNotification(buf []byte, method string, params []byte) []byte {
-	buf = append(buf, `{"jsonrpc":"2.0","method":`...)
-	buf = appendString(buf, method)
-	if len(params) > 0 {
-		buf = append(buf, `,"params":`...)
-		buf = append(buf, params...)
-	}
-	return append(buf, '}')
+// encodeNotification encodes a notification. Its params are the server's
+// own values, which always encode.
+func encodeNotification(method string, params any) []byte {
+	b, _ := json.Marshal(&wireNotification{JSONRPC: "2.0", Method: method, Params: params}, encodeOpts)
+	return b
 }

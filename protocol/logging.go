@@ -2,8 +2,10 @@ package protocol
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // LogLevel is an MCP (syslog) log level; higher is more severe.
@@ -21,7 +23,8 @@ const (
 	LevelEmergency
 )
 
-const logOff = int32(LevelEmergency) + 1
+// logOff is above every level: nothing is sent.
+const logOff = LevelEmergency + 1
 
 var levelNames = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
@@ -43,33 +46,20 @@ func ParseLogLevel(s string) (LogLevel, error) {
 	return 0, fmt.Errorf("%w: unknown log level %q (want one of debug, info, notice, warning, error, critical, alert, emergency)", ErrInvalidParams, s)
 }
 
-// sendLog sends notifications/message when the client enabled logging
-// (logging/setLevel) at level or a more verbose one.
+type logParams struct {
+	Level  string         `json:"level"`
+	Logger string         `json:"logger,omitzero"`
+	Data   jsontext.Value `json:"data"`
+}
+
+// sendLog sends notifications/message.
 func (ss *session) sendLog(level LogLevel, logger string, data any) {
-	if int32(level) < ss.logLevel.Load() {
-		return
-	}
-	ss.writeLog(level, logger, data)
-}
-
-func (ss *session) writeLog(level LogLevel, logger string, data any) {
-	d, err := json.Marshal(data)
+	d, err := json.Marshal(data, encodeOpts)
 	if err != nil {
-		d, _ = json.Marshal(fmt.Sprint(data))
+		d, _ = json.Marshal(fmt.Sprint(data), encodeOpts)
 	}
-	params := []byte(`{"level":`)
-	params = appendString(params, level.String())
-	if logger != "" {
-		params = append(params, `,"logger":`...)
-		params = appendString(params, logger)
-	}
-	params = append(params, `,"data":`...)
-	params = append(params, d...)
-	params = append(params, '}')
-	ss.send(appendNotification(nil, "notifications/message", params))
+	ss.out.send(encodeNotification("notifications/message", &logParams{Level: level.String(), Logger: logger, Data: d}))
 }
-
-type clientLogKey struct{}
 
 // ClientLog sends a log message about the request ctx belongs to, to the
 // client that sent it, when that client asked for messages of this level:
@@ -77,15 +67,15 @@ type clientLogKey struct{}
 // the request's own _meta logLevel (without it, nothing is sent). It does
 // nothing for a context that belongs to no request.
 func ClientLog(ctx context.Context, level LogLevel, logger string, data any) {
-	rl, _ := ctx.Value(clientLogKey{}).(*call)
-	if rl == nil {
+	c := callOf(ctx)
+	if c == nil {
 		return
 	}
-	if !rl.rc.modern {
-		rl.ss.sendLog(level, logger, data)
-		return
+	min := LogLevel(c.ss.logLevel.Load())
+	if c.rq.modern {
+		min = c.rq.logLevel
 	}
-	if rl.rc.logEnabled && level >= rl.rc.logLevel {
-		rl.ss.writeLog(level, logger, data)
+	if level >= min {
+		c.ss.sendLog(level, logger, data)
 	}
 }

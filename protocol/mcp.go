@@ -2,168 +2,95 @@ package protocol
 
 import (
 	"context"
-	"encoding/json"
+	"hash/fnv"
 	"slices"
-	"strconv"
 	"sync"
-	"sync/atomic"
 
-	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Protocol versions the bridge speaks.
-const (
-	Version20241105 = "2024-11-05"
-	Version20250326 = "2025-03-26"
-	Version20250618 = "2025-06-18"
-	Version20251125 = "2025-11-25"
-	Version20260728 = "2026-07-28"
-
-	// LatestLegacyVersion is answered to an initialize asking for a version
-	// the bridge does not know (or for a modern one, which initialize cannot carry).
-	LatestLegacyVersion = Version20251125
-	// ModernVersion is the first stateless protocol version.
-	ModernVersion = Version20260728
-)
-
-// LegacyVersions lists the initialize-handshake versions, oldest first.
-var LegacyVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
-
-// ModernVersions lists the stateless versions, oldest first.
-var ModernVersions = []string{Version20260728}
-
-func isLegacyVersion(v string) bool { return slices.Contains(LegacyVersions, v) }
-func isModernVersion(v string) bool { return slices.Contains(ModernVersions, v) }
-
-// shape says which optional fields a protocol version's schema has.
-// Versions are ISO dates, so string comparison orders them.
-type shape uint8
-
-const (
-	shapeAnnotations shape = 1 << iota // tool annotations (2025-03-26)
-	shapeStructured                    // title, outputSchema, structuredContent, Implementation.title (2025-06-18)
-	shapeModern                        // resultType, ttlMs, cacheScope (2026-07-28)
-)
-
-func shapeOf(version string) shape {
-	var s shape
-	if version >= Version20250326 {
-		s |= shapeAnnotations
-	}
-	if version >= Version20250618 {
-		s |= shapeStructured
-	}
-	if version >= Version20260728 {
-		s |= shapeModern
-	}
-	return s
+// Implementation names the server in initialize and discover results.
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitzero"` // from 2025-06-18
+	Version string `json:"version"`
 }
 
-const numShapes = 8
+func (impl Implementation) shaped(s shape) Implementation {
+	if s < shapeStructured {
+		impl.Title = ""
+	}
+	return impl
+}
 
 // ToolAnnotations are the behaviour hints of a tool (2025-03-26 and later).
 type ToolAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
-}
-
-func (a *ToolAnnotations) empty() bool {
-	return a == nil || (a.Title == "" && a.ReadOnlyHint == nil && a.DestructiveHint == nil &&
-		a.IdempotentHint == nil && a.OpenWorldHint == nil)
+	Title           string `json:"title,omitzero"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitzero"`
+	DestructiveHint *bool  `json:"destructiveHint,omitzero"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitzero"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitzero"`
 }
 
 // Tool is one tool as a client sees it. InputSchema and OutputSchema are
-// JSON objects, sent as they are.
+// JSON objects, sent as they are (without insignificant white space). A
+// client is sent the fields its protocol version has: Title and
+// OutputSchema from 2025-06-18, Annotations from 2025-03-26.
 type Tool struct {
-	Name         string
-	Title        string
-	Description  string
-	InputSchema  json.RawMessage
-	OutputSchema json.RawMessage
-	Annotations  *ToolAnnotations
+	Name         string           `json:"name"`
+	Title        string           `json:"title,omitzero"`
+	Description  string           `json:"description,omitzero"`
+	InputSchema  jsontext.Value   `json:"inputSchema"`
+	OutputSchema jsontext.Value   `json:"outputSchema,omitzero"`
+	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
 }
 
-// appendJSON appends the tool as a JSON object holding only the fields the
-// shape has.
-func (t *Tool) appendJSON(buf []byte, s shape) []byte {
-	buf = append(buf, `{"name":`...)
-	buf = appendString(buf, t.Name)
-	if t.Title != "" && s&shapeStructured != 0 {
-		buf = append(buf, `,"title":`...)
-		buf = appendString(buf, t.Title)
+// anyObject is the input schema of a tool that declares none.
+var anyObject = jsontext.Value(`{"type":"object"}`)
+
+// shaped returns the tool as a client of shape s sees it.
+func (t Tool) shaped(s shape) Tool {
+	if s < shapeStructured {
+		t.Title, t.OutputSchema = "", nil
 	}
-	if t.Description != "" {
-		buf = append(buf, `,"description":`...)
-		buf = appendString(buf, t.Description)
+	if s < shapeAnnotations || t.Annotations == nil || *t.Annotations == (ToolAnnotations{}) {
+		t.Annotations = nil
 	}
-	buf = append(buf, `,"inputSchema":`...)
-	if len(t.InputSchema) == 0 {
-		buf = append(buf, `{"type":"object"}`...)
-	} else {
-		buf = append(buf, t.InputSchema...)
-	}
-	if len(t.OutputSchema) > 0 && s&shapeStructured != 0 {
-		buf = append(buf, `,"outputSchema":`...)
-		buf = append(buf, t.OutputSchema...)
-	}
-	if !t.Annotations.empty() && s&shapeAnnotations != 0 {
-		b, _ := json.Marshal(t.Annotations) // cannot fail: plain fields
-		buf = append(buf, `,"annotations":`...)
-		buf = append(buf, b...)
-	}
-	return append(buf, '}')
+	return t
 }
 
-// ToolSet is an immutable list of tools, in the order clients see them,
-// with a lookup by name. It caches its encoded forms, so one ToolSet
-// should be built per change of the tool table and shared; it is safe for
-// concurrent use.
+// ToolSet is an immutable list of tools, in the order clients see them.
+// It keeps each tool's JSON per protocol shape once it has been asked
+// for, so one ToolSet should be built per change of the tool table and
+// shared. It is safe for concurrent use.
 type ToolSet struct {
-	tools  []Tool
-	byName map[string]int
-	// Generation identifies the set; a new set has a new generation, used
-	// to make pagination cursors go stale when the list changes.
-	generation uint64
-
-	encOnce [numShapes]sync.Once
-	enc     [numShapes][][]byte // per shape: each tool's JSON
+	tools []Tool
+	enc   [numShapes]struct {
+		once  sync.Once
+		tools []jsontext.Value
+	}
+	genOnce sync.Once
+	gen     uint64
 }
-
-var toolSetGeneration atomic.Uint64
 
 // NewToolSet returns a ToolSet holding tools in the given order. Tools
-// must have unique names; a later duplicate is dropped.
+// must have unique names; a later duplicate is dropped. A tool without an
+// input schema gets one that accepts any object.
 func NewToolSet(tools []Tool) *ToolSet {
-	ts := &ToolSet{byName: make(map[string]int, len(tools))}
+	ts := &ToolSet{tools: make([]Tool, 0, len(tools))}
+	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
-		if _, dup := ts.byName[t.Name]; dup {
+		if seen[t.Name] {
 			continue
 		}
-		// Schemas come from files and may span lines; a message must not.
-		t.InputSchema = compact(t.InputSchema)
-		t.OutputSchema = compact(t.OutputSchema)
-		ts.byName[t.Name] = len(ts.tools)
+		seen[t.Name] = true
+		if len(t.InputSchema) == 0 {
+			t.InputSchema = anyObject
+		}
 		ts.tools = append(ts.tools, t)
 	}
-	ts.generation = toolSetGeneration.Add(1)
 	return ts
-}
-
-// compact returns raw without insignificant white space. Invalid JSON
-// (which the manifest loader rejects before it gets here) becomes the
-// schema that accepts any object, so a message can never be corrupted.
-func compact(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return raw
-	}
-	c, err := jsonscan.Compact(raw)
-	if err != nil {
-		return json.RawMessage(`{"type":"object"}`)
-	}
-	return c
 }
 
 // Len returns the number of tools.
@@ -172,85 +99,64 @@ func (ts *ToolSet) Len() int { return len(ts.tools) }
 // Tools returns the tools; the caller must not modify the slice.
 func (ts *ToolSet) Tools() []Tool { return ts.tools }
 
-// Lookup returns the tool named name.
-func (ts *ToolSet) Lookup(name string) (*Tool, bool) {
-	i, ok := ts.byName[name]
-	if !ok {
-		return nil, false
-	}
-	return &ts.tools[i], true
-}
-
 // encoded returns each tool's JSON for shape s, encoding once per set.
-func (ts *ToolSet) encoded(s shape) [][]byte {
-	ts.encOnce[s].Do(func() {
-		enc := make([][]byte, len(ts.tools))
-		for i := range ts.tools {
-			enc[i] = ts.tools[i].appendJSON(nil, s)
+func (ts *ToolSet) encoded(s shape) []jsontext.Value {
+	e := &ts.enc[s]
+	e.once.Do(func() {
+		e.tools = make([]jsontext.Value, len(ts.tools))
+		for i, t := range ts.tools {
+			b, err := json.Marshal(t.shaped(s), encodeOpts)
+			if err != nil {
+				// A schema that is not JSON (the manifest loader refuses
+				// them first) must not corrupt the list: the tool is
+				// listed as accepting any object.
+				t.InputSchema, t.OutputSchema = anyObject, nil
+				b, _ = json.Marshal(t.shaped(s), encodeOpts)
+			}
+			e.tools[i] = b
 		}
-		ts.enc[s] = enc
 	})
-	return ts.enc[s]
+	return e.tools
 }
 
-// Equal reports whether two sets would look the same to a client of any version.
+// generation identifies what clients see of the set, for pagination
+// cursors: equal sets have the same generation, so a reload that changes
+// nothing keeps cursors valid.
+func (ts *ToolSet) generation() uint64 {
+	ts.genOnce.Do(func() {
+		h := fnv.New64a()
+		for _, t := range ts.encoded(shapeStructured) {
+			h.Write(t)
+			h.Write([]byte{'\n'})
+		}
+		ts.gen = h.Sum64()
+	})
+	return ts.gen
+}
+
+// Equal reports whether two sets look the same to clients of any version.
 func (ts *ToolSet) Equal(other *ToolSet) bool {
 	if ts == nil || other == nil {
 		return ts == other
 	}
-	if len(ts.tools) != len(other.tools) {
-		return false
-	}
-	all := shapeAnnotations | shapeStructured
-	a, b := ts.encoded(all), other.encoded(all)
-	for i := range a {
-		if string(a[i]) != string(b[i]) {
-			return false
-		}
-	}
-	return true
+	return len(ts.tools) == len(other.tools) &&
+		slices.EqualFunc(ts.encoded(shapeStructured), other.encoded(shapeStructured),
+			func(a, b jsontext.Value) bool { return string(a) == string(b) })
 }
 
 // Content is one content block of a tool result. Only text blocks are produced.
 type Content struct {
-	Type string // "text"
-	Text string
-	// TextBytes, when not nil, is the text instead of Text: a tool's
-	// result can then be its own text content and its structured content
-	// at once, one buffer and no copy. It must not change once returned.
-	TextBytes []byte
-}
-
-// TextString returns the text, from Text or TextBytes.
-func (c *Content) TextString() string {
-	if c.TextBytes != nil {
-		return string(c.TextBytes)
-	}
-	return c.Text
-}
-
-// MarshalJSON encodes the content as MCP does: {"type":…,"text":…}.
-func (c Content) MarshalJSON() ([]byte, error) {
-	o := jsonOut{}
-	c.encode(&o)
-	return o.buf, nil
-}
-
-func (c *Content) encode(o *jsonOut) {
-	o.buf = append(o.buf, `{"type":`...)
-	o.buf = appendString(o.buf, c.Type)
-	o.buf = append(o.buf, `,"text":`...)
-	o.text(c.Text, c.TextBytes)
-	o.buf = append(o.buf, '}')
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
 }
 
 // CallToolResult is the outcome of running a tool.
 type CallToolResult struct {
-	Content []Content
+	Content []Content `json:"content"`
 	// StructuredContent is a JSON object, sent to clients whose version has
 	// the field (2025-06-18 and later).
-	StructuredContent json.RawMessage
-	IsError           bool
+	StructuredContent jsontext.Value `json:"structuredContent,omitzero"`
+	IsError           bool           `json:"isError,omitzero"`
 }
 
 // TextResult returns a result holding one text block.
@@ -258,38 +164,11 @@ func TextResult(text string, isError bool) *CallToolResult {
 	return &CallToolResult{Content: []Content{{Type: "text", Text: text}}, IsError: isError}
 }
 
-func (r *CallToolResult) appendJSON(buf []byte, s shape) []byte {
-	o := jsonOut{buf: buf}
-	r.encode(&o, s)
-	return o.buf
-}
-
-// encode writes the result to o: into one buffer, or with its large
-// texts and structured content as parts of their own (see jsonOut).
-func (r *CallToolResult) encode(o *jsonOut, s shape) {
-	o.buf = append(o.buf, `{"content":[`...)
-	for i := range r.Content {
-		if i > 0 {
-			o.buf = append(o.buf, ',')
-		}
-		r.Content[i].encode(o)
-	}
-	o.buf = append(o.buf, ']')
-	if len(r.StructuredContent) > 0 && s&shapeStructured != 0 {
-		o.buf = append(o.buf, `,"structuredContent":`...)
-		o.raw(r.StructuredContent)
-	}
-	if r.IsError {
-		o.buf = append(o.buf, `,"isError":true`...)
-	}
-	o.buf = append(o.buf, '}')
-}
-
 // CallToolRequest is what the bridge passes to a ToolProvider.
 type CallToolRequest struct {
 	Name string
 	// Arguments is the JSON object the client sent, or nil when it sent none.
-	Arguments json.RawMessage
+	Arguments jsontext.Value
 	// ProtocolVersion is the version in force for this request.
 	ProtocolVersion string
 }
@@ -307,24 +186,16 @@ type ToolProvider interface {
 	CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 }
 
-// Implementation names the server in initialize and discover results.
-type Implementation struct {
-	Name    string
-	Title   string
-	Version string
+// serverCapabilities declares what the server answers, in every era.
+type serverCapabilities struct {
+	Logging struct{}        `json:"logging"`
+	Tools   toolsCapability `json:"tools"`
 }
 
-func (impl Implementation) appendJSON(buf []byte, s shape) []byte {
-	buf = append(buf, `{"name":`...)
-	buf = appendString(buf, impl.Name)
-	if impl.Title != "" && s&shapeStructured != 0 {
-		buf = append(buf, `,"title":`...)
-		buf = appendString(buf, impl.Title)
-	}
-	buf = append(buf, `,"version":`...)
-	buf = appendString(buf, impl.Version)
-	return append(buf, '}')
+type toolsCapability struct {
+	ListChanged bool `json:"listChanged,omitzero"`
 }
 
-// appendInt appends n in decimal.
-func appendInt(buf []byte, n int64) []byte { return strconv.AppendInt(buf, n, 10) }
+func (ss *session) capabilities() serverCapabilities {
+	return serverCapabilities{Tools: toolsCapability{ListChanged: ss.srv.ListChanged}}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
@@ -27,7 +29,7 @@ func BenchmarkCallTool(b *testing.B) {
 			defer be.Close()
 			r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be})
 			args := json.RawMessage(`{"data":"` + strings.Repeat("x", size-11) + `"}`)
-			req := &protocol.CallToolRequest{Name: "t_bench_echo", Arguments: args}
+			req := &protocol.CallToolRequest{Name: "t_bench_echo", Arguments: jsontext.Value(args)}
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -57,7 +57,7 @@ func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) 
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
-	return r.call(ctx, e, req.Arguments), nil
+	return r.call(ctx, e, json.RawMessage(req.Arguments)), nil
 }
 
 func (r *Registry) call(ctx context.Context, e *Entry, args json.RawMessage) *protocol.CallToolResult {
@@ -164,11 +164,9 @@ func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Sch
 				e.Name, detail), true), outcomeContractBroken
 		}
 	}
-	// The result is its own text, shared rather than copied: a large one
-	// would otherwise be held twice until written.
-	res := &protocol.CallToolResult{Content: []protocol.Content{{Type: "text", TextBytes: result}}}
+	res := protocol.TextResult(string(result), false)
 	if isObject {
-		res.StructuredContent = result
+		res.StructuredContent = jsontext.Value(result)
 	}
 	return res, outcomeOK
 }

@@ -133,7 +133,7 @@ func newCallRegistry(t *testing.T, fn func(ctx context.Context, method string, p
 
 func call(t *testing.T, r *Registry, name, args string) *protocol.CallToolResult {
 	t.Helper()
-	res, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: name, Arguments: json.RawMessage(args), ProtocolVersion: protocol.Version20251125})
+	res, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: name, Arguments: jsontext.Value(args), ProtocolVersion: protocol.Version20251125})
 	if err != nil {
 		t.Fatalf("CallTool(%s): %v", name, err)
 	}
@@ -143,7 +143,7 @@ func call(t *testing.T, r *Registry, name, args string) *protocol.CallToolResult
 func resultText(r *protocol.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
-		b.WriteString(c.TextString())
+		b.WriteString(c.Text)
 	}
 	return b.String()
 }
@@ -244,7 +244,7 @@ func TestCallsFinishAgainstTheSnapshotTheyStartedWith(t *testing.T) {
 	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be})
 	done := make(chan *protocol.CallToolResult)
 	go func() {
-		res, _ := r.CallTool(context.Background(), &protocol.CallToolRequest{Name: "t_notes_create", Arguments: json.RawMessage(`{"title":"a"}`)})
+		res, _ := r.CallTool(context.Background(), &protocol.CallToolRequest{Name: "t_notes_create", Arguments: jsontext.Value(`{"title":"a"}`)})
 		done <- res
 	}()
 	<-started
@@ -495,7 +495,7 @@ func TestTheBackendGetsTheCallTimeout(t *testing.T) {
 	if left <= 2*time.Second || left > 3*time.Second {
 		t.Errorf("the backend's context had %v left, want the 3s call timeout", left)
 	}
-	if !res.IsError || !strings.Contains(res.Content[0].TextString(), "did not answer notes.any within 3s") {
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "did not answer notes.any within 3s") {
 		t.Errorf("result = %+v, want the timeout message", res)
 	}
 }

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -112,8 +111,8 @@ func protocolTool(name string, t *manifest.Tool) protocol.Tool {
 		Name:         name,
 		Title:        t.Title,
 		Description:  t.Description,
-		InputSchema:  json.RawMessage(t.InputSchema),
-		OutputSchema: json.RawMessage(t.OutputSchema),
+		InputSchema:  t.InputSchema,
+		OutputSchema: t.OutputSchema,
 	}
 	if a := t.Annotations; a != nil {
 		pt.Annotations = &protocol.ToolAnnotations{

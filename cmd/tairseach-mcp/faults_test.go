@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
 
@@ -287,11 +288,11 @@ func TestAClientThatStopsReadingGetsBackpressureNotBloat(t *testing.T) {
 	stop.Store(true)
 	rss := rssKiB(t, cmd.Process.Pid)
 	t.Logf("stalled after about %d requests of 16 KiB; RSS %d MiB", sent.Load(), rss/1024)
-	// Bounded by the in-flight limit: 256 calls running (their responses
-	// waiting for the writer) and as many in line, about 35 MiB here;
-	// unbounded, 100k requests would take gigabytes. The race detector
-	// multiplies memory about sevenfold.
-	limit := 64 << 10
+	// Bounded by the bytes held for the client: the responses not yet
+	// written stop at protocol.DefaultMaxPendingBytes (and the collector
+	// may hold as much again); unbounded, 100k requests would take
+	// gigabytes. The race detector multiplies memory about sevenfold.
+	limit := (2*protocol.DefaultMaxPendingBytes + 32<<20) >> 10
 	if raceEnabled {
 		limit = 400 << 10
 	}

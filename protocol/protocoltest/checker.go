@@ -7,22 +7,28 @@ import (
 )
 
 // Checker validates the server's side of one recorded session. Feed it
-// every client line (to learn which method each id belongs to) and every
-// server line, in order; each server line is checked against the schema
-// of the protocol version in force. It is safe for concurrent use.
+// every client line (to learn which method and protocol version each id
+// belongs to) and every server line, in order; each server line is
+// checked against the schema of the protocol version in force for it: a
+// response, that of its request (a modern request names its version in
+// _meta; any other is in the session's version, which an initialize
+// result sets). It is safe for concurrent use.
 type Checker struct {
-	mu      sync.Mutex
-	version string
-	methods map[string]string // request id (as sent) → method
+	mu       sync.Mutex
+	version  string             // the session's (legacy) version
+	requests map[string]request // by id as sent
+	tokens   map[string]string  // progress token (as sent) → version of its request
 }
 
-// NewChecker returns a checker for a session that starts in version
-// (use the version the client will ask for; Initialized switches it).
+type request struct{ method, version string }
+
+// NewChecker returns a checker for a session whose version is version
+// until SetVersion or an initialize result changes it.
 func NewChecker(version string) *Checker {
-	return &Checker{version: version, methods: map[string]string{}}
+	return &Checker{version: version, requests: map[string]request{}, tokens: map[string]string{}}
 }
 
-// SetVersion switches the version in force, e.g. after initialize.
+// SetVersion switches the session's version.
 func (c *Checker) SetVersion(v string) {
 	c.mu.Lock()
 	c.version = v
@@ -43,11 +49,42 @@ func (c *Checker) ClientLine(line []byte) {
 		var env struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Meta struct {
+					ProgressToken   json.RawMessage `json:"progressToken"`
+					ProtocolVersion string          `json:"io.modelcontextprotocol/protocolVersion"`
+				} `json:"_meta"`
+			} `json:"params"`
 		}
-		if json.Unmarshal(m, &env) == nil && len(env.ID) > 0 && env.Method != "" {
-			c.methods[string(env.ID)] = env.Method
+		if json.Unmarshal(m, &env) != nil || len(env.ID) == 0 || env.Method == "" {
+			continue
+		}
+		version := c.version
+		if v := env.Params.Meta.ProtocolVersion; v >= modernFrom {
+			if _, err := schemasFor(v); err == nil {
+				version = v
+			}
+		}
+		c.requests[string(env.ID)] = request{env.Method, version}
+		if len(env.Params.Meta.ProgressToken) > 0 {
+			c.tokens[string(env.Params.Meta.ProgressToken)] = version
 		}
 	}
+}
+
+// modernFrom is the first stateless version: one named in a request's
+// _meta is the version of that request alone.
+const modernFrom = "2026-07-28"
+
+// versionOf returns the version in force for a message to the request
+// with id, or the session's.
+func (c *Checker) versionOf(id json.RawMessage) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.requests[string(id)]; ok {
+		return r.version
+	}
+	return c.version
 }
 
 // ServerLine checks one line the server wrote.
@@ -56,42 +93,77 @@ func (c *Checker) ServerLine(line []byte) error {
 	if err != nil {
 		return fmt.Errorf("not JSON: %v", err)
 	}
-	c.mu.Lock()
-	version := c.version
-	c.mu.Unlock()
-	vs, err := schemasFor(version)
+	arr, ok := v.([]any)
+	if !ok {
+		return c.checkMessage(line)
+	}
+	vs, err := schemasFor(c.versionOf(nil))
 	if err != nil {
 		return err
 	}
-	if arr, ok := v.([]any); ok {
-		if !vs.has("JSONRPCBatchResponse") {
-			return fmt.Errorf("a batch response, but %s has no batches", version)
-		}
-		if err := vs.validate("JSONRPCBatchResponse", v); err != nil {
+	if !vs.has("JSONRPCBatchResponse") {
+		return fmt.Errorf("a batch response, but %s has no batches", vs.version)
+	}
+	for _, el := range arr {
+		nullIDStandIn(el)
+	}
+	if err := vs.validate("JSONRPCBatchResponse", v); err != nil {
+		return err
+	}
+	for _, el := range arr {
+		b, _ := json.Marshal(el)
+		if err := c.checkMessage(b); err != nil {
 			return err
 		}
-		for _, el := range arr {
-			b, _ := json.Marshal(el)
-			if err := c.checkMessage(vs, b); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
-	return c.checkMessage(vs, line)
+	return nil
 }
 
-func (c *Checker) checkMessage(vs *versionSchemas, line []byte) error {
+func (c *Checker) checkMessage(line []byte) error {
 	var env struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
+		Params struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+			Meta          struct {
+				SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
+			} `json:"_meta"`
+		} `json:"params"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
 		return fmt.Errorf("not a JSON object: %v", err)
 	}
 	v, err := decode(line)
+	if err != nil {
+		return err
+	}
+	version := c.versionOf(env.ID)
+	c.mu.Lock()
+	r, ok := c.requests[string(env.ID)]
+	c.mu.Unlock()
+	if ok && r.method == "initialize" && env.Result != nil {
+		// Shaped for the version it negotiates.
+		var init struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(env.Result, &init) == nil {
+			c.SetVersion(init.ProtocolVersion)
+			version = init.ProtocolVersion
+		}
+	}
+	switch {
+	case len(env.Params.Meta.SubscriptionID) > 0:
+		version = c.versionOf(env.Params.Meta.SubscriptionID)
+	case len(env.Params.ProgressToken) > 0:
+		c.mu.Lock()
+		if tv, ok := c.tokens[string(env.Params.ProgressToken)]; ok {
+			version = tv
+		}
+		c.mu.Unlock()
+	}
+	vs, err := schemasFor(version)
 	if err != nil {
 		return err
 	}
@@ -113,13 +185,7 @@ func (c *Checker) checkMessage(vs *versionSchemas, line []byte) error {
 		if !vs.has(def) {
 			def = "JSONRPCError"
 		}
-		if string(env.ID) == "null" {
-			// JSON-RPC requires id null when the request's id could not
-			// be read; the older schemas cannot express that, so check
-			// the rest of the message with a stand-in id.
-			m := v.(map[string]any)
-			m["id"] = json.Number("0")
-		}
+		nullIDStandIn(v)
 		return vs.validate(def, v)
 	case env.Result != nil:
 		def := "JSONRPCResultResponse"
@@ -129,21 +195,30 @@ func (c *Checker) checkMessage(vs *versionSchemas, line []byte) error {
 		if err := vs.validate(def, v); err != nil {
 			return err
 		}
-		c.mu.Lock()
-		method, ok := c.methods[string(env.ID)]
-		c.mu.Unlock()
 		if !ok {
 			return fmt.Errorf("a response to id %s, which the client never sent", env.ID)
 		}
-		rdef, ok := resultDefs[method]
+		rdef, ok := resultDefs[r.method]
 		if !ok {
-			return fmt.Errorf("a result for %s, a method the bridge does not answer", method)
+			return fmt.Errorf("a result for %s, a method the bridge does not answer", r.method)
 		}
 		if !vs.has(rdef) {
-			return fmt.Errorf("a result for %s, which protocol %s does not have", method, vs.version)
+			return fmt.Errorf("a result for %s, which protocol %s does not have", r.method, vs.version)
 		}
 		result, _ := decode(env.Result)
 		return vs.validate(rdef, result)
 	}
 	return fmt.Errorf("neither a request, a notification nor a response")
+}
+
+// nullIDStandIn replaces the null id of an error response by 0. JSON-RPC
+// requires id null when the request's id could not be read; the older
+// schemas cannot express that, so the rest of the message is checked with
+// a stand-in id.
+func nullIDStandIn(msg any) {
+	if m, ok := msg.(map[string]any); ok && m["error"] != nil {
+		if id, ok := m["id"]; ok && id == nil {
+			m["id"] = json.Number("0")
+		}
+	}
 }

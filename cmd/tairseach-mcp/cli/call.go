@@ -83,7 +83,7 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 			w = e.stderr
 		}
 		for _, c := range res.Content {
-			fmt.Fprintln(w, prettyJSON(c.TextString()))
+			fmt.Fprintln(w, prettyJSON(c.Text))
 		}
 	}
 	if res.IsError {

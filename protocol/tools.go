@@ -1,0 +1,194 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+type listParams struct {
+	metaParams
+	Cursor *string `json:"cursor"`
+}
+
+type listToolsResult struct {
+	Tools      []jsontext.Value `json:"tools"`
+	NextCursor string           `json:"nextCursor,omitzero"`
+	resultTail
+}
+
+// listTools answers tools/list, a page at a time when PageSize is set,
+// from the tool set's encodings for the request's shape. Cursors are
+// opaque to clients: base64 of the tool set's generation and the offset
+// of the next tool. A cursor from another tool list is refused rather
+// than read as an offset into the new one, which would skip or repeat
+// tools.
+func (ss *session) listTools(_ context.Context, rq *request, p *listParams) (*listToolsResult, error) {
+	ts := ss.srv.Tools.Tools()
+	enc := ts.encoded(rq.shape())
+	start := 0
+	if p.Cursor != nil {
+		gen, n, err := decodeCursor(*p.Cursor)
+		if err != nil || n > len(enc) {
+			return nil, fmt.Errorf("%w: tools/list: invalid cursor %q", ErrInvalidParams, *p.Cursor)
+		}
+		if gen != ts.generation() {
+			return nil, fmt.Errorf("%w: tools/list: the tool list changed since this cursor was issued; list again from the start", ErrInvalidParams)
+		}
+		start = n
+	}
+	end := len(enc)
+	ps := ss.srv.PageSize
+	if ps == 0 && len(enc) > DefaultPageSize {
+		ps = DefaultPageSize
+	}
+	if ps > 0 && end-start > ps {
+		end = start + ps
+	}
+	res := &listToolsResult{Tools: enc[start:end]}
+	if end < len(enc) {
+		res.NextCursor = encodeCursor(ts.generation(), end)
+	}
+	return res, nil
+}
+
+// encodeList encodes a tools/list response. Its tools are the tool set's
+// encodings, made by the same encoder: they are spliced into the
+// response as they are, since encoding them again (the encoder checks a
+// raw value byte by byte) would be most of the cost of a long list.
+func encodeList(id jsontext.Value, res *listToolsResult) ([]byte, error) {
+	tools := res.Tools
+	res.Tools = nil // encoded as []
+	b, err := encodeResult(id, res)
+	if err != nil {
+		return nil, err
+	}
+	// The first match is the member: quotes in an id are escaped.
+	at := bytes.Index(b, []byte(`"tools":[]`)) + len(`"tools":[`)
+	n := len(b)
+	for _, t := range tools {
+		n += len(t) + 1
+	}
+	out := append(make([]byte, 0, n), b[:at]...)
+	for i, t := range tools {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, t...)
+	}
+	return append(out, b[at:]...), nil
+}
+
+func encodeCursor(generation uint64, offset int) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "g%do%d", generation, offset))
+}
+
+// decodeCursor reads a cursor encodeCursor made; anything else is an error.
+func decodeCursor(c string) (generation uint64, offset int, err error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		_, err = fmt.Sscanf(string(b), "g%do%d", &generation, &offset)
+	}
+	if err != nil || offset < 0 || encodeCursor(generation, offset) != c {
+		return 0, 0, errors.New("malformed cursor")
+	}
+	return generation, offset, nil
+}
+
+type callParams struct {
+	metaParams
+	Name      string         `json:"name"`
+	Arguments jsontext.Value `json:"arguments"`
+}
+
+type callToolResult struct {
+	CallToolResult
+	resultTail
+}
+
+// callTool answers tools/call: it asks the tool provider, and sends
+// progress heartbeats meanwhile when the request carries a progress token.
+func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*callToolResult, error) {
+	if p.Name == "" {
+		return nil, fmt.Errorf(`%w: tools/call: "name" is required`, ErrInvalidParams)
+	}
+	args := p.Arguments
+	switch args.Kind() {
+	case 'n':
+		args = nil
+	case 0, '{':
+	default:
+		return nil, fmt.Errorf(`%w: tools/call: "arguments" must be an object`, ErrInvalidParams)
+	}
+	if rq.lenient && args != nil && !args.IsValid() {
+		// Passed on as they are, so held to the strict rules.
+		err := json.Unmarshal(args, new(jsontext.Value))
+		return nil, fmt.Errorf(`%w: tools/call: "arguments": %s`, ErrInvalidParams, describe(err))
+	}
+	if token := p.Meta.ProgressToken; validID(token) {
+		// A string or an integer, as the schema says, so what makes a
+		// valid request id. Anything else (null, which some clients send
+		// for "none", an object, a fraction) is no token: echoed, it would
+		// make notifications the client finds invalid.
+		stop := ss.heartbeat(token)
+		defer stop()
+	}
+	start := time.Now()
+	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("the tool provider returned no result")
+	}
+	ss.log.Debug().Str("tool", p.Name).Dur("dur", time.Since(start)).Bool("is_error", res.IsError).Msg("tool call")
+	out := &callToolResult{CallToolResult: *res}
+	if rq.shape() < shapeStructured {
+		out.StructuredContent = nil
+	}
+	return out, nil
+}
+
+type progressParams struct {
+	ProgressToken jsontext.Value `json:"progressToken"`
+	Progress      int            `json:"progress"`
+	Message       string         `json:"message"`
+}
+
+// heartbeat sends notifications/progress every ProgressInterval until
+// stop is called. Some hosts reset their request timeout on progress.
+func (ss *session) heartbeat(token jsontext.Value) (stop func()) {
+	interval := orDefault(ss.srv.ProgressInterval, DefaultProgressInterval)
+	if interval < 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	// Owned by the call: stop closes done and waits for the exit, so no
+	// progress notification can follow the call's response.
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		start := time.Now()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				ss.out.send(encodeNotification("notifications/progress", &progressParams{
+					ProgressToken: token,
+					Progress:      n,
+					Message:       fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds())),
+				}))
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
