@@ -187,9 +187,13 @@ type ToolProvider interface {
 }
 
 // serverCapabilities declares what the server answers, in every era.
+// Prompts and resources are declared because their list methods are
+// answered (with empty lists).
 type serverCapabilities struct {
-	Logging struct{}        `json:"logging"`
-	Tools   toolsCapability `json:"tools"`
+	Logging   struct{}        `json:"logging"`
+	Prompts   struct{}        `json:"prompts"`
+	Resources struct{}        `json:"resources"`
+	Tools     toolsCapability `json:"tools"`
 }
 
 type toolsCapability struct {
