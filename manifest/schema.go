@@ -113,6 +113,8 @@ type Violation struct {
 	Pointer string
 	// Message says why, e.g. "expected string, but got number".
 	Message string
+	// Keyword is the schema keyword that failed, e.g. "type".
+	Keyword string
 }
 
 // Path returns the failing value's location as a JSON path: "" for the
@@ -131,7 +133,8 @@ func Violations(err error) []Violation {
 	var walk func(*jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, Violation{Pointer: e.InstanceLocation, Message: e.Message})
+			kw := e.KeywordLocation[strings.LastIndexByte(e.KeywordLocation, '/')+1:]
+			out = append(out, Violation{Pointer: e.InstanceLocation, Message: e.Message, Keyword: kw})
 			return
 		}
 		for _, c := range e.Causes {
