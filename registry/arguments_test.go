@@ -2,7 +2,7 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"strings"
 	"testing"
 )
@@ -19,8 +19,8 @@ func TestArgumentsTheJSONPolicyRefusesAreNotSent(t *testing.T) {
 		{"an array, for a tool that takes any object", "t_notes_any", `[1]`, "expected object, but got array"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r, be := newCallRegistry(t, func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-				return json.RawMessage(`{}`), nil
+			r, be := newCallRegistry(t, func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
+				return jsontext.Value(`{}`), nil
 			})
 			res := call(t, r, tt.tool, tt.args)
 			if text := resultText(res); !res.IsError || !strings.Contains(text, "Invalid arguments for "+tt.tool) || !strings.Contains(text, tt.want) {

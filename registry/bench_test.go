@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,7 +27,7 @@ func BenchmarkCallTool(b *testing.B) {
 			be := socketclient.New(s.Path, nil)
 			defer be.Close()
 			r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be})
-			args := json.RawMessage(`{"data":"` + strings.Repeat("x", size-11) + `"}`)
+			args := jsontext.Value(`{"data":"` + strings.Repeat("x", size-11) + `"}`)
 			req := &protocol.CallToolRequest{Name: "t_bench_echo", Arguments: jsontext.Value(args)}
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
@@ -52,11 +51,11 @@ func BenchmarkValidateArguments(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	args := json.RawMessage(`{"data":"` + strings.Repeat("x", 89) + `"}`)
+	args := jsontext.Value(`{"data":"` + strings.Repeat("x", 89) + `"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if msg := checkArguments(e.Name, schemas.in, args); msg != "" {
-			b.Fatal(msg)
+		if vs, err := r.check(b.Context(), schemas.in, args); err != nil || len(vs) > 0 {
+			b.Fatal(vs, err)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package registry
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
-	"github.com/tairseach/tairseach-mcp/protocol/jsonscan"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -32,94 +30,114 @@ const (
 	outcomeFailed           = "failed"
 )
 
-// maxReportedViolations bounds the argument problems listed to a model.
-const maxReportedViolations = 20
-
 // CallTool runs a tool: it looks the name up in the current snapshot,
 // checks the arguments against the tool's inputSchema, calls the backend
 // method the manifest names with the arguments unchanged, and maps the
 // outcome to a result. Only an unknown tool is an error (wrapping
 // protocol.ErrInvalidParams); everything that goes wrong while running the
 // tool is a result with IsError set and a message a model can act on.
-// The call finishes against the snapshot it started with, whatever
-// reloads happen meanwhile.
+// The whole call, checks included, is bounded by the call timeout and
+// ctx. It finishes against the snapshot it started with, whatever reloads
+// happen meanwhile.
 func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	select {
-	case <-r.loaded: // the usual case, without asking ctx for a channel
-	default:
-		select {
-		case <-r.loaded:
-		case <-ctx.Done():
-			return protocol.TextResult("The call was cancelled while the manifests were loading.", true), nil
-		}
+	case <-r.loaded:
+	case <-ctx.Done():
+		return protocol.TextResult("The call was cancelled while the manifests were loading.", true), nil
 	}
 	e, ok := r.snap.Load().Lookup(req.Name)
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
-	return r.call(ctx, e, json.RawMessage(req.Arguments)), nil
-}
-
-func (r *Registry) call(ctx context.Context, e *Entry, args json.RawMessage) *protocol.CallToolResult {
 	start := time.Now()
+	args := req.Arguments
 	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
-		args = json.RawMessage("{}")
+		args = jsontext.Value("{}")
 	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
 	res, outcome := r.run(ctx, e, args)
 	ev := r.log.Debug()
 	if res.IsError {
 		ev = r.log.Info()
 	}
 	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", outcome).Msg("tool call")
-	return res
+	return res, nil
 }
 
-func (r *Registry) run(ctx context.Context, e *Entry, args json.RawMessage) (*protocol.CallToolResult, string) {
+func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (*protocol.CallToolResult, string) {
 	schemas, err := e.schemas()
 	if err != nil {
 		// Parse compiled these schemas before the tool was served.
 		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
 	}
-	if msg := checkArguments(e.Name, schemas.in, args); msg != "" {
-		return protocol.TextResult(msg, true), outcomeInvalidArguments
+	switch vs, err := r.check(ctx, schemas.in, args); {
+	case ctx.Err() != nil:
+		return r.stopped(ctx, e, "while its arguments were checked")
+	case err != nil:
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, describeDecodeError(err)), true), outcomeInvalidArguments
+	case len(vs) > 0:
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
+			e.Name, describeViolations(vs, "arguments")), true), outcomeInvalidArguments
 	}
 	if r.opts.Backend == nil {
 		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("arguments", args).Msg("backend request")
-	result, err := r.callBackend(ctx, e.Method, args)
+	result, err := r.opts.Backend.Call(ctx, e.Method, args)
 	if err != nil {
 		return r.failure(ctx, e, err)
 	}
-	// JSON on the wire must be UTF-8, and the result goes out twice, raw
-	// as structuredContent and as text: cleaned once here, the copies
-	// agree. A valid result, the usual case, is not copied.
-	result = jsonscan.ValidUTF8(result)
+	result = validUTF8(result)
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
 	return r.success(ctx, e, schemas.out, result)
 }
 
-// callBackend calls the backend, bounded by the call timeout.
-func (r *Registry) callBackend(ctx context.Context, method string, args json.RawMessage) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
-	defer cancel()
-	res, err := r.opts.Backend.Call(ctx, method, jsontext.Value(args))
-	return json.RawMessage(res), err
+// check decodes a value within the limits and validates it against s. It
+// returns at once when ctx ends: the check itself then finishes on its
+// own, which the limits keep short.
+func (r *Registry) check(ctx context.Context, s *jsonschema.Schema, value jsontext.Value) ([]manifest.Violation, error) {
+	type outcome struct {
+		vs  []manifest.Violation
+		err error
+	}
+	done := make(chan outcome, 1)
+	// Ends when the check does; nobody waits for it after ctx ends.
+	go func() {
+		v, err := r.opts.Limits.Decode(value)
+		if err == nil {
+			if verr := manifest.Validate(s, v); verr != nil {
+				done <- outcome{vs: manifest.Violations(verr)}
+				return
+			}
+		}
+		done <- outcome{err: err}
+	}()
+	select {
+	case o := <-done:
+		return o.vs, o.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
-// checkArguments validates args against the tool's input schema and
-// returns a message naming every failing path, or "" when they conform.
-func checkArguments(tool string, input *jsonschema.Schema, args json.RawMessage) string {
-	v, err := manifest.DecodeValue(args)
-	if err != nil {
-		return fmt.Sprintf("Invalid arguments for %s: not valid JSON (%v). Nothing was sent to the backend.", tool, err)
+// describeDecodeError says why a value could not be checked.
+func describeDecodeError(err error) string {
+	var le *manifest.LimitError
+	if errors.As(err, &le) {
+		return fmt.Sprintf("the value %s (the bridge's limit, set with %s)", le.Error(), limitFlags[le.Limit])
 	}
-	if err := manifest.Validate(input, v); err != nil {
-		return fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
-			tool, describeViolations(manifest.Violations(err), "arguments"))
-	}
-	return ""
+	return fmt.Sprintf("not valid JSON (%v)", err)
 }
+
+// limitFlags names the command-line flag of each manifest.Limits field.
+var limitFlags = map[string]string{"depth": "--max-depth", "number length": "--max-number-length", "size": "--max-checked-size"}
+
+// Bounds of what a model is told about violations, and of what is logged.
+const (
+	maxReportedViolations = 20
+	maxViolationText      = 300
+)
 
 func describeViolations(vs []manifest.Violation, root string) string {
 	var b strings.Builder
@@ -128,58 +146,78 @@ func describeViolations(vs []manifest.Violation, root string) string {
 			fmt.Fprintf(&b, "- … and %d more\n", len(vs)-i)
 			break
 		}
-		path := v.Path()
-		if path == "" {
-			path = root
-		} else {
-			path = root + pathJoiner(path) + path
-		}
-		fmt.Fprintf(&b, "- %s: %s\n", path, v.Message)
+		fmt.Fprintf(&b, "- %s: %s\n", truncate(violationPath(v, root), maxViolationText), truncate(v.Message, maxViolationText))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func pathJoiner(path string) string {
-	if strings.HasPrefix(path, "[") {
-		return ""
+// violationsForLog names each violation by path and keyword only: the
+// values are user data and may be huge.
+func violationsForLog(vs []manifest.Violation, root string) []string {
+	out := make([]string, 0, min(len(vs), maxReportedViolations))
+	for _, v := range vs[:min(len(vs), maxReportedViolations)] {
+		out = append(out, truncate(violationPath(v, root), maxViolationText)+" ("+v.Keyword+")")
 	}
-	return "."
+	return out
+}
+
+func violationPath(v manifest.Violation, root string) string {
+	switch path := v.Path(); {
+	case path == "":
+		return root
+	case strings.HasPrefix(path, "["):
+		return root + path
+	default:
+		return root + "." + path
+	}
+}
+
+// truncate shortens s to at most n bytes, at a character boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// stopped maps a call whose context ended before the backend was called.
+func (r *Registry) stopped(ctx context.Context, e *Entry, when string) (*protocol.CallToolResult, string) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		r.log.Warn().Str("tool", e.Name).Dur("timeout", r.opts.CallTimeout).Msg("call timed out " + when)
+		return protocol.TextResult(fmt.Sprintf("The call to %s took longer than %s %s; nothing was sent to the backend.", e.Name, r.opts.CallTimeout, when), true), outcomeTimeout
+	}
+	return protocol.TextResult("The call was cancelled.", true), outcomeCancelled
 }
 
 // success maps a backend result: the JSON as text, plus structured
 // content when it is an object, checked against the outputSchema when
 // the tool declares one.
-func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Schema, result json.RawMessage) (*protocol.CallToolResult, string) {
-	isObject := len(result) > 0 && firstByte(result) == '{'
+func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
 	if output != nil {
-		v, err := manifest.DecodeValue(result)
-		if err == nil {
-			err = manifest.Validate(output, v)
-		}
-		if err != nil {
-			detail := describeViolations(manifest.Violations(err), "result")
-			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Str("violations", detail).Msg("backend result does not match outputSchema")
+		vs, err := r.check(ctx, output, result)
+		switch {
+		case ctx.Err() != nil:
+			return r.stopped(ctx, e, "while its result was checked")
+		case err != nil:
+			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Err(err).Msg("backend result cannot be checked against outputSchema")
+			return protocol.TextResult(fmt.Sprintf("The backend's result for %s cannot be checked against the tool's outputSchema: %s. It is not passed on as valid.",
+				e.Name, describeDecodeError(err)), true), outcomeContractBroken
+		case len(vs) > 0:
+			detail := describeViolations(vs, "result")
+			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Strs("violations", violationsForLog(vs, "result")).Msg("backend result does not match outputSchema")
 			tellClient(ctx, fmt.Sprintf("backend result of %s does not match the tool's outputSchema:\n%s", e.Method, detail))
 			return protocol.TextResult(fmt.Sprintf("The backend broke its contract: its result for %s does not match the tool's outputSchema, so it is not passed on as valid.\n%s",
 				e.Name, detail), true), outcomeContractBroken
 		}
 	}
 	res := protocol.TextResult(string(result), false)
-	if isObject {
-		res.StructuredContent = jsontext.Value(result)
+	if result.Kind() == '{' {
+		res.StructuredContent = result
 	}
 	return res, outcomeOK
-}
-
-func firstByte(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c
-	}
-	return 0
 }
 
 // failure maps a backend failure to a result a model can act on.
@@ -190,23 +228,10 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 	case errors.As(err, &rpcErr):
 		msg := fmt.Sprintf("The backend returned error %d for %s: %s", rpcErr.Code, e.Method, rpcErr.Message)
 		if d := bytes.TrimSpace(rpcErr.Data); len(d) > 0 && string(d) != "null" {
-			d = jsonscan.ValidUTF8(d)
-			if len(d) > maxDetails {
-				// Cut at a character's start, so none is cut in half.
-				cut := maxDetails
-				for cut > 0 && !utf8.RuneStart(d[cut]) {
-					cut--
-				}
-				d = append(d[:cut:cut], "…"...)
-			}
-			msg += "\nDetails: " + string(d)
+			msg += "\nDetails: " + truncate(string(validUTF8(d)), maxDetails)
 		}
-		// The message is the backend's too, from any Caller.
-		if !utf8.ValidString(msg) {
-			msg = string(jsonscan.ValidUTF8([]byte(msg)))
-		}
-		return protocol.TextResult(msg, true), outcomeBackendError
-	case ctx.Err() != nil:
+		return protocol.TextResult(strings.ToValidUTF8(msg, "\uFFFD"), true), outcomeBackendError
+	case errors.Is(ctx.Err(), context.Canceled):
 		// The client cancelled the request; no one will read this.
 		return protocol.TextResult("The call was cancelled.", true), outcomeCancelled
 	case errors.Is(err, context.DeadlineExceeded):
@@ -228,6 +253,19 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("backend_method", e.Method).Msg("backend call failed")
 		return protocol.TextResult(fmt.Sprintf("Calling the backend for %s failed: %v", e.Method, err), true), outcomeFailed
 	}
+}
+
+// validUTF8 returns v with each invalid byte of UTF-8 replaced by U+FFFD:
+// the result goes out as JSON text and as structured content, which must
+// both be UTF-8, whatever the backend sent.
+func validUTF8(v jsontext.Value) jsontext.Value {
+	if utf8.Valid(v) {
+		return v
+	}
+	if out, err := jsontext.AppendFormat(nil, v, jsontext.AllowInvalidUTF8(true)); err == nil {
+		return out
+	}
+	return jsontext.Value(strings.ToValidUTF8(string(v), "\uFFFD"))
 }
 
 // maxDetails bounds the bytes of a backend error's data passed on to a

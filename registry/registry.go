@@ -44,8 +44,12 @@ type Options struct {
 	Backend Caller
 	// BackendAddr names the backend in messages to the model (the socket path).
 	BackendAddr string
-	// CallTimeout bounds one backend call (default DefaultCallTimeout).
+	// CallTimeout bounds one call, its checks and the backend's answer
+	// (default DefaultCallTimeout).
 	CallTimeout time.Duration
+	// Limits bound the arguments and results checked against a schema
+	// (zero fields: manifest's defaults).
+	Limits manifest.Limits
 	// Logger receives logs; nil means none.
 	Logger *zerolog.Logger
 	// Report, when set, also receives manifest problems, e.g. to forward

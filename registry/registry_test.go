@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -24,14 +23,14 @@ import (
 type fakeBackend struct {
 	mu    sync.Mutex
 	calls []string // method + " " + params
-	fn    func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	fn    func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error)
 }
 
 func (f *fakeBackend) Call(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, method+" "+string(params))
 	f.mu.Unlock()
-	res, err := f.fn(ctx, method, json.RawMessage(params))
+	res, err := f.fn(ctx, method, jsontext.Value(params))
 	return jsontext.Value(res), err
 }
 
@@ -122,7 +121,7 @@ const schemaManifest = `{"id":"n","tools":[
   "outputSchema":{"type":"object","properties":{"count":{"type":"integer"}}}}
 ],"implementation":{"methods":{"notes.create":"notes.create","notes.any":"notes.any","notes.count":"notes.count"}}}`
 
-func newCallRegistry(t *testing.T, fn func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)) (*Registry, *fakeBackend) {
+func newCallRegistry(t *testing.T, fn func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error)) (*Registry, *fakeBackend) {
 	t.Helper()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
@@ -184,11 +183,11 @@ func TestCallOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, be := newCallRegistry(t, func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			r, be := newCallRegistry(t, func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
 				if tt.err != nil {
 					return nil, tt.err
 				}
-				return json.RawMessage(tt.reply), nil
+				return jsontext.Value(tt.reply), nil
 			})
 			res := call(t, r, tt.tool, tt.args)
 			if res.IsError != tt.wantError {
@@ -210,8 +209,8 @@ func TestCallOutcomes(t *testing.T) {
 }
 
 func TestArgumentsReachTheBackendUnchanged(t *testing.T) {
-	r, be := newCallRegistry(t, func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-		return json.RawMessage(`{"id":"x"}`), nil
+	r, be := newCallRegistry(t, func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
+		return jsontext.Value(`{"id":"x"}`), nil
 	})
 	args := `{"title": "caf\u00e9",  "tags":["a"]}`
 	call(t, r, "t_notes_create", args)
@@ -236,10 +235,10 @@ func TestCallsFinishAgainstTheSnapshotTheyStartedWith(t *testing.T) {
 	path := filepath.Join(dir, "n.json")
 	writeFile(t, path, schemaManifest)
 	started, release := make(chan struct{}), make(chan struct{})
-	be := &fakeBackend{fn: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	be := &fakeBackend{fn: func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
 		close(started)
 		<-release
-		return json.RawMessage(`{"id":7}`), nil // breaks the old outputSchema
+		return jsontext.Value(`{"id":7}`), nil // breaks the old outputSchema
 	}}
 	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be})
 	done := make(chan *protocol.CallToolResult)
@@ -484,7 +483,7 @@ func TestTheBackendGetsTheCallTimeout(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
 	var left time.Duration
-	be := &fakeBackend{fn: func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+	be := &fakeBackend{fn: func(ctx context.Context, _ string, _ jsontext.Value) (jsontext.Value, error) {
 		if deadline, ok := ctx.Deadline(); ok {
 			left = time.Until(deadline)
 		}

@@ -8,22 +8,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime="${FUZZTIME:-30s}"
+# Every fuzz target: `grep -rn '^func Fuzz' --include='*_test.go' .` lists them.
 targets=(
 	"./protocol FuzzServe"
+	"./protocol FuzzDecodeMessage"
 	"./protocol FuzzIDFromPrefix"
-	"./protocol FuzzWriteString"
-	"./protocol/jsonscan FuzzValid"
-	"./protocol/jsonscan FuzzDecode"
-	"./protocol/jsonscan FuzzObject"
-	"./protocol/jsonscan FuzzArray"
-	"./protocol/jsonscan FuzzCompact"
-	"./protocol/jsonscan FuzzPlain"
 	"./manifest FuzzParse"
-	"./manifest FuzzSurelyCompiles"
-	"./manifest FuzzSurelyWellFormed"
-	"./manifest FuzzArgumentsSurelyValid"
+	"./manifest FuzzDecodeValue"
 	"./registry FuzzClientName"
 	"./socketclient FuzzDecodeReply"
+	"./cmd/tairseach-mcp/cli FuzzJSONObject"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"

@@ -1,0 +1,87 @@
+package registry
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/protocol"
+)
+
+// hostileManifest has schemas whose checks the schema library makes
+// expensive: big-number bounds and recursion.
+const hostileManifest = `{"id":"h","tools":[
+ {"name":"h.bounded","description":"A bounded number.","inputSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":100}}}},
+ {"name":"h.tree","description":"A recursive shape.","inputSchema":{"type":"object","$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"c":{"$ref":"#/$defs/node"}},"additionalProperties":false}}},
+  "outputSchema":{"type":"object","$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"c":{"$ref":"#/$defs/node"}},"additionalProperties":false}}}}
+],"implementation":{"methods":{"h.bounded":"h.bounded","h.tree":"h.tree"}}}`
+
+func hostileRegistry(t *testing.T, timeout time.Duration, reply string) (*Registry, *fakeBackend) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "h.json"), hostileManifest)
+	be := &fakeBackend{fn: func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
+		return jsontext.Value(reply), nil
+	}}
+	return New(Options{Dirs: []string{dir}, Backend: be, CallTimeout: timeout}), be
+}
+
+func nested(key string, depth int, leaf string) string {
+	return strings.Repeat(`{"`+key+`":`, depth) + leaf + strings.Repeat("}", depth)
+}
+
+// An argument or result that would cost the schema library seconds to
+// minutes is refused at once, naming the limit it passed; nothing reaches
+// the backend.
+func TestValuesPastTheLimitsAreRefusedNamingTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool, args, want string
+	}{
+		{"an integer of 2,000,000 digits", "h_bounded", `{"n":` + strings.Repeat("9", 2_000_000) + `}`, "--max-number-length"},
+		{"arguments nested 2,000 deep against a recursive schema", "h_tree", nested("c", 2000, "1"), "--max-depth"},
+		{"9 MiB of arguments", "h_bounded", `{"s":"` + strings.Repeat("a", 9<<20) + `"}`, "--max-checked-size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, be := hostileRegistry(t, time.Minute, `{}`)
+			res := call(t, r, tc.tool, tc.args)
+			if text := resultText(res); !res.IsError || !strings.Contains(text, tc.want) || !strings.Contains(text, "Nothing was sent to the backend") {
+				t.Errorf("result (error %v): %.300s", res.IsError, text)
+			}
+			if n := len(be.recorded()); n != 0 {
+				t.Errorf("backend called %d times", n)
+			}
+		})
+	}
+	t.Run("a result nested 2,000 deep against a recursive outputSchema", func(t *testing.T) {
+		r, _ := hostileRegistry(t, time.Minute, nested("c", 2000, "{}"))
+		res := call(t, r, "h_tree", `{}`)
+		if text := resultText(res); !res.IsError || !strings.Contains(text, "--max-depth") {
+			t.Errorf("result (error %v): %.300s", res.IsError, text)
+		}
+	})
+}
+
+// The call timeout bounds the checks too: a check still running when it
+// passes is answered at once, and so is a cancelled call.
+func TestACheckPastTheDeadlineIsAnsweredAtOnce(t *testing.T) {
+	// Within the limits, but more than a millisecond to decode and check.
+	args := `{"s":"` + strings.Repeat("a", 7<<20) + `"}`
+	r, be := hostileRegistry(t, time.Millisecond, `{}`)
+	res := call(t, r, "h_bounded", args)
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "took longer than 1ms while its arguments were checked") {
+		t.Errorf("result (error %v): %.300s", res.IsError, text)
+	}
+	if n := len(be.recorded()); n != 0 {
+		t.Errorf("backend called %d times", n)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	res, err := r.CallTool(ctx, &protocol.CallToolRequest{Name: "h_bounded", Arguments: jsontext.Value(args)})
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "cancelled") {
+		t.Errorf("cancelled call: %v, %+v", err, res)
+	}
+}
