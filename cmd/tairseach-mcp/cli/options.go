@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/registry"
 )
@@ -36,6 +37,7 @@ type options struct {
 	poolSize       int
 	maxReplySize   int
 	allowAnyPeer   bool
+	limits         manifest.Limits
 	logLevelSet    bool // --log-level or its variable was given
 }
 
@@ -60,6 +62,9 @@ var settings = []setting{
 	{"pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
 	{"max-reply-size", "TAIRSEACH_MAX_REPLY_SIZE", "largest backend reply (bytes, or with a unit: 32MiB, 512KiB)"},
 	{"allow-any-peer", "TAIRSEACH_ALLOW_ANY_PEER", "skip checking that the socket and the backend belong to the current user"},
+	{"max-depth", "TAIRSEACH_MAX_DEPTH", "deepest nesting of arguments and results checked against a schema"},
+	{"max-number-length", "TAIRSEACH_MAX_NUMBER_LENGTH", "longest number (in characters) in arguments and results checked against a schema"},
+	{"max-checked-size", "TAIRSEACH_MAX_CHECKED_SIZE", "largest arguments or result checked against a schema (bytes, or with a unit: 8MiB)"},
 }
 
 func (o *options) register(fs *pflag.FlagSet) {
@@ -86,6 +91,9 @@ func (o *options) register(fs *pflag.FlagSet) {
 	countVar(fs, &o.poolSize, "pool-size", 16, u("pool-size"))
 	sizeVar(fs, &o.maxReplySize, "max-reply-size", 32<<20, u("max-reply-size"))
 	boolVar(fs, &o.allowAnyPeer, "allow-any-peer", false, u("allow-any-peer"))
+	countVar(fs, &o.limits.Depth, "max-depth", manifest.DefaultDepth, u("max-depth"))
+	countVar(fs, &o.limits.NumberLength, "max-number-length", manifest.DefaultNumberLength, u("max-number-length"))
+	sizeVar(fs, &o.limits.Size, "max-checked-size", manifest.DefaultSize, u("max-checked-size"))
 }
 
 // applyEnv sets every flag the command line left alone from its
@@ -143,7 +151,8 @@ func (o *options) resolve() error {
 	if o.callTimeout <= 0 {
 		return usageError{fmt.Errorf("--call-timeout must be positive, not %s", o.callTimeout)}
 	}
-	for name, v := range map[string]int{"--max-message-size": o.maxMessageSize, "--max-in-flight": o.maxInFlight, "--pool-size": o.poolSize, "--max-reply-size": o.maxReplySize} {
+	for name, v := range map[string]int{"--max-message-size": o.maxMessageSize, "--max-in-flight": o.maxInFlight, "--pool-size": o.poolSize, "--max-reply-size": o.maxReplySize,
+		"--max-depth": o.limits.Depth, "--max-number-length": o.limits.NumberLength, "--max-checked-size": o.limits.Size} {
 		if v <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, not %d", name, v)}
 		}

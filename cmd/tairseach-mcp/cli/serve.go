@@ -113,6 +113,7 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		Backend:     backend,
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
+		Limits:      opts.limits,
 		Logger:      log,
 	}
 	if srv != nil {
