@@ -88,7 +88,6 @@ func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (*pro
 	if err != nil {
 		return r.failure(ctx, e, err)
 	}
-	result = validUTF8(result)
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
 	return r.success(ctx, e, schemas.out, result)
 }
@@ -228,9 +227,9 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 	case errors.As(err, &rpcErr):
 		msg := fmt.Sprintf("The backend returned error %d for %s: %s", rpcErr.Code, e.Method, rpcErr.Message)
 		if d := bytes.TrimSpace(rpcErr.Data); len(d) > 0 && string(d) != "null" {
-			msg += "\nDetails: " + truncate(string(validUTF8(d)), maxDetails)
+			msg += "\nDetails: " + truncate(string(d), maxDetails)
 		}
-		return protocol.TextResult(strings.ToValidUTF8(msg, "\uFFFD"), true), outcomeBackendError
+		return protocol.TextResult(msg, true), outcomeBackendError
 	case errors.Is(ctx.Err(), context.Canceled):
 		// The client cancelled the request; no one will read this.
 		return protocol.TextResult("The call was cancelled.", true), outcomeCancelled
@@ -253,19 +252,6 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("backend_method", e.Method).Msg("backend call failed")
 		return protocol.TextResult(fmt.Sprintf("Calling the backend for %s failed: %v", e.Method, err), true), outcomeFailed
 	}
-}
-
-// validUTF8 returns v with each invalid byte of UTF-8 replaced by U+FFFD:
-// the result goes out as JSON text and as structured content, which must
-// both be UTF-8, whatever the backend sent.
-func validUTF8(v jsontext.Value) jsontext.Value {
-	if utf8.Valid(v) {
-		return v
-	}
-	if out, err := jsontext.AppendFormat(nil, v, jsontext.AllowInvalidUTF8(true)); err == nil {
-		return out
-	}
-	return jsontext.Value(strings.ToValidUTF8(string(v), "\uFFFD"))
 }
 
 // maxDetails bounds the bytes of a backend error's data passed on to a

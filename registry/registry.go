@@ -27,9 +27,11 @@ import (
 const DefaultCallTimeout = 50 * time.Second
 
 // Caller is what the registry needs from a backend: one JSON-RPC call,
-// bounded by ctx. socketclient.Client implements it. Errors are classified
-// with the socketclient error values (RPCError, ErrUnavailable,
-// ErrBadReply).
+// bounded by ctx. socketclient.Client implements it. The result, and an
+// RPCError's message and data, are valid JSON in UTF-8 (the client
+// replaces invalid bytes): they go to clients as they are. Errors are
+// classified with the socketclient error values (RPCError,
+// ErrUnavailable, ErrBadReply).
 type Caller interface {
 	Call(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error)
 }

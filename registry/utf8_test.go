@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -11,43 +10,6 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
-
-func TestInvalidUTF8InAResultIsCleanedInBothCopies(t *testing.T) {
-	tests := []struct {
-		name  string
-		tool  string
-		reply string
-		want  string
-	}{
-		{name: "each invalid byte becomes U+FFFD", tool: "t_notes_any",
-			reply: "{\"a\":\"\xff\xfe\"}", want: `{"a":"` + "\uFFFD\uFFFD" + `"}`},
-		{name: "valid characters around them are kept", tool: "t_notes_any",
-			reply: "{\"a\":\"é\xc3x\",\"b\":[\"\xed\xa0\x80\"]}", want: `{"a":"é` + "\uFFFD" + `x","b":["` + "\uFFFD\uFFFD\uFFFD" + `"]}`},
-		{name: "a result checked against an outputSchema is cleaned first", tool: "t_notes_create",
-			reply: "{\"id\":\"n\x80\"}", want: `{"id":"n` + "\uFFFD" + `"}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, _ := newCallRegistry(t, func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
-				return jsontext.Value(tt.reply), nil
-			})
-			res := call(t, r, tt.tool, `{"title":"a"}`)
-			if res.IsError {
-				t.Fatalf("IsError set: %s", resultText(res))
-			}
-			sc, text := string(res.StructuredContent), resultText(res)
-			if !utf8.ValidString(sc) || !utf8.ValidString(text) {
-				t.Errorf("structuredContent %q or text %q is not valid UTF-8", sc, text)
-			}
-			if sc != tt.want || text != tt.want {
-				t.Errorf("structuredContent = %q, text = %q; want both %q", sc, text, tt.want)
-			}
-			if !json.Valid(res.StructuredContent) {
-				t.Errorf("structuredContent %q is not valid JSON", sc)
-			}
-		})
-	}
-}
 
 func TestAValidResultIsNotCopied(t *testing.T) {
 	reply := jsontext.Value(`{"a":"é"}`)
@@ -63,19 +25,14 @@ func TestAValidResultIsNotCopied(t *testing.T) {
 	}
 }
 
-func TestInvalidUTF8InABackendErrorIsCleaned(t *testing.T) {
+// A backend error's data is cut, at a character's boundary, past maxDetails.
+func TestALongBackendErrorIsCutBetweenCharacters(t *testing.T) {
 	longData := `"` + strings.Repeat("é", 2000) + `"` // the cut at 2048 bytes falls inside an é
 	tests := []struct {
 		name     string
 		err      *socketclient.RPCError
 		wantText []string
 	}{
-		{name: "invalid bytes in data become U+FFFD",
-			err:      &socketclient.RPCError{Code: -32011, Message: "Permission denied", Data: jsontext.Value("{\"why\":\"\xff\xfe\"}")},
-			wantText: []string{"Permission denied", "Details: {\"why\":\"\uFFFD\uFFFD\"}"}},
-		{name: "invalid bytes in the message become U+FFFD",
-			err:      &socketclient.RPCError{Code: -1, Message: "bad \xc3 byte"},
-			wantText: []string{"bad \uFFFD byte"}},
 		{name: "long data is cut between characters",
 			err:      &socketclient.RPCError{Code: -1, Message: "m", Data: jsontext.Value(longData)},
 			wantText: []string{"Details: " + longData[:2047] + "…"}},

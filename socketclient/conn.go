@@ -200,6 +200,11 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 		if len(line)+len(frag) > max+2 { // room for "\r\n"
 			return nil, errReplyTooLarge
 		}
+		if cap(line)-len(line) < len(frag) {
+			// Doubling, not append's gentler growth: a large reply then
+			// leaves at most its own size again behind as garbage.
+			line = append(make([]byte, 0, 2*cap(line)+len(frag)), line...)
+		}
 		line = append(line, frag...)
 		switch {
 		case err == bufio.ErrBufferFull:
