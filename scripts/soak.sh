@@ -8,3 +8,7 @@ rounds="${SOAK_ROUNDS:-20}"
 go test -race -count="$rounds" -timeout 60m \
 	-run 'TestBackendKilledAndRestartedDuringPipelinedLoad|TestBackendMisbehaviourFailsOnlyThatCall|TestAClientThatStopsReadingGetsBackpressureNotBloat|TestStdinFloodAndGarbage|TestManifestChurnUnderLoad|TestFaultTable' \
 	./cmd/tairseach-mcp/
+# Then a long randomised mix of valid calls and hostile input of every
+# class (SOAK_RANDOM, default 3m); it logs its seed, which
+# TAIRSEACH_SOAK_SEED replays.
+TAIRSEACH_SOAK="${SOAK_RANDOM:-3m}" go test -race -count=1 -timeout 60m -run 'TestRandomisedHostileMix' -v ./cmd/tairseach-mcp/ | grep -E 'seed|requests|FAIL|ok|---'
