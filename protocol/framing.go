@@ -67,6 +67,11 @@ type outbox struct {
 	wake    chan struct{} // tells the writer there is work (buffered, 1)
 	done    chan struct{} // closed when the writer has returned
 	err     error         // the write error; read after done is closed
+
+	// yield, when set, is called after the writer has written what was
+	// queued and before it looks for more and flushes: it may let
+	// messages about to be sent join the same write.
+	yield func()
 }
 
 func newOutbox(w io.Writer, limit int) *outbox {
@@ -153,6 +158,9 @@ func (o *outbox) run() {
 			}
 		}
 		if len(msgs) > 0 {
+			if o.yield != nil {
+				o.yield()
+			}
 			continue // more may have come meanwhile: flush once they stop
 		}
 		if err := o.w.Flush(); err != nil {

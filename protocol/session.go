@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,6 +137,16 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		stopped:  make(chan struct{}),
 		inflight: make(map[string]*call),
 	}
+	ss.out.yield = func() {
+		// With many calls running, responses come in runs: yielding once
+		// lets the calls that are ready queue theirs, so that one write
+		// carries several (each write is a system call here and a wake-up
+		// in the client), which makes most of the cost of a call under
+		// pipelined load.
+		if len(ss.sem) > coalesceFrom {
+			runtime.Gosched()
+		}
+	}
 	ss.logLevel.Store(int32(logOff))
 	s.mu.Lock()
 	if s.sessions == nil {
@@ -172,6 +183,11 @@ type session struct {
 	logLevel   atomic.Int32           // minimum level sent to the client; logOff when disabled
 }
 
+// coalesceFrom is the number of running calls above which the writer
+// yields before it flushes; with fewer, yielding would only delay the
+// response.
+const coalesceFrom = 8
+
 // maxListens bounds the subscriptions/listen streams open at once in a
 // session. They are not tool calls, so they take no slot of the in-flight
 // limit (streams that never end would otherwise starve calls), but each
@@ -179,10 +195,10 @@ type session struct {
 const maxListens = 64
 
 func (ss *session) serve(ctx context.Context, r io.Reader) error {
-	// Calls live in base: cancelling Serve's ctx ends them only after the
-	// grace period, through cancelAll.
-	base, cancelAll := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelAll()
+	// Calls keep ctx's values but not its cancellation: cancelling Serve's
+	// ctx ends them only after the grace period, through cancelCalls.
+	base := context.WithoutCancel(ctx)
+	defer ss.cancelCalls()
 	grace := orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace)
 
 	// The writer is owned by serve, which waits for it below.
@@ -219,7 +235,7 @@ func (ss *session) serve(ctx context.Context, r io.Reader) error {
 			ss.log.Warn().Msg("shutdown grace period over, cancelling calls in flight")
 		}
 	}
-	cancelAll()
+	ss.cancelCalls()
 	// On shutdown, neither a tool provider that ignores cancellation nor a
 	// client that stopped reading keeps Serve from returning.
 	wait := func(done <-chan struct{}) bool {
@@ -248,6 +264,17 @@ func (ss *session) serve(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("reading from the client: %w", readErr)
 	}
 	return nil
+}
+
+// cancelCalls cancels every call in flight. Each call's context is its
+// own, not derived from one the session cancels: calls would all register
+// with, and contend for, that one parent.
+func (ss *session) cancelCalls() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, c := range ss.inflight {
+		c.cancel()
+	}
 }
 
 // stop refuses new calls and ends the listen streams, which never end by
