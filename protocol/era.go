@@ -52,8 +52,7 @@ const (
 	numShapes
 )
 
-// shapeOf returns the shape of a version. Versions are ISO dates, so
-// string comparison orders them.
+// shapeOf returns the shape of a version (ISO dates: strings order them).
 func shapeOf(version string) shape {
 	switch {
 	case version >= Version20250618:
@@ -66,11 +65,9 @@ func shapeOf(version string) shape {
 
 // era is the protocol version in force for one request.
 type era struct {
-	version string
-	modern  bool
-	// logLevel is the least severe level of ClientLog messages a modern
-	// request asked for in its _meta; logOff when it asked for none.
-	logLevel LogLevel
+	version  string
+	modern   bool
+	logLevel LogLevel // the modern request's _meta logLevel for ClientLog; logOff if none
 }
 
 func (e era) shape() shape { return shapeOf(e.version) }
@@ -134,7 +131,7 @@ func (ss *session) legacyVersion() string {
 }
 
 // listTTL is the ttlMs of modern list results: how long a client may
-// cache them. Changes are announced on subscriptions/listen streams.
+// cache them (changes are announced on subscriptions/listen streams).
 const listTTL = 60000
 
 // resultTail holds what a modern (2026-07-28) result carries beside its

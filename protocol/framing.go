@@ -57,45 +57,36 @@ func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 type outbox struct {
 	w     *bufio.Writer
 	limit int
+	wake  chan struct{} // tells the writer there is work (buffered, 1)
+	done  chan struct{} // closed when the writer has returned
+	// yield, when set, is called after the writer has written what was
+	// queued, before it looks for more and flushes: messages about to be
+	// sent may then join the same write.
+	yield func()
 
 	mu      sync.Mutex
 	queue   [][]byte
 	pending int           // bytes queued or being written
 	full    chan struct{} // while pending >= limit: closed when it drops below
-	closing bool          // no more messages: write what is queued and stop
-	failed  bool          // a write failed: messages are dropped
-	wake    chan struct{} // tells the writer there is work (buffered, 1)
-	done    chan struct{} // closed when the writer has returned
+	closed  bool          // no more messages are taken
 	err     error         // the write error; read after done is closed
-
-	// yield, when set, is called after the writer has written what was
-	// queued and before it looks for more and flushes: it may let
-	// messages about to be sent join the same write.
-	yield func()
 }
 
 func newOutbox(w io.Writer, limit int) *outbox {
-	return &outbox{
-		w:     bufio.NewWriterSize(w, 64<<10),
-		limit: limit,
-		wake:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
-	}
+	return &outbox{w: bufio.NewWriterSize(w, 64<<10), limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // send queues one message (without its newline). It never blocks: the
 // bytes are counted, and the reader and the calls wait for room instead.
-// After the writer has stopped, messages are dropped.
+// Once the outbox is closed, or a write failed, messages are dropped.
 func (o *outbox) send(msg []byte) {
 	o.mu.Lock()
-	if o.failed || o.closing {
-		o.mu.Unlock()
-		return
-	}
-	o.queue = append(o.queue, msg)
-	o.pending += len(msg) + 1
-	if o.pending >= o.limit && o.full == nil {
-		o.full = make(chan struct{})
+	if !o.closed {
+		o.queue = append(o.queue, msg)
+		o.pending += len(msg) + 1
+		if o.pending >= o.limit && o.full == nil {
+			o.full = make(chan struct{})
+		}
 	}
 	o.mu.Unlock()
 	o.poke()
@@ -131,7 +122,7 @@ func (o *outbox) waitRoom(stop <-chan struct{}) bool {
 // close makes the writer write what is queued, flush and return.
 func (o *outbox) close() {
 	o.mu.Lock()
-	o.closing = true
+	o.closed = true
 	o.mu.Unlock()
 	o.poke()
 }
@@ -142,18 +133,15 @@ func (o *outbox) run() {
 	defer close(o.done)
 	for {
 		o.mu.Lock()
-		msgs := o.queue
+		msgs, closed := o.queue, o.closed
 		o.queue = nil
-		closing := o.closing
 		o.mu.Unlock()
 		for _, m := range msgs {
 			_, err := o.w.Write(m)
 			if err == nil {
 				err = o.w.WriteByte('\n')
 			}
-			o.release(len(m) + 1)
-			if err != nil {
-				o.fail(err)
+			if o.release(len(m)+1, err) != nil {
 				return
 			}
 		}
@@ -163,30 +151,24 @@ func (o *outbox) run() {
 			}
 			continue // more may have come meanwhile: flush once they stop
 		}
-		if err := o.w.Flush(); err != nil {
-			o.fail(err)
-			return
-		}
-		if closing {
+		if o.release(0, o.w.Flush()) != nil || closed {
 			return
 		}
 		<-o.wake
 	}
 }
 
-// release counts n bytes as written.
-func (o *outbox) release(n int) {
+// release counts n bytes as written, or records err, which ends writing.
+func (o *outbox) release(n int, err error) error {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.pending -= n
 	if o.pending < o.limit && o.full != nil {
 		close(o.full)
 		o.full = nil
 	}
-	o.mu.Unlock()
-}
-
-func (o *outbox) fail(err error) {
-	o.mu.Lock()
-	o.err, o.failed, o.queue = err, true, nil
-	o.mu.Unlock()
+	if err != nil {
+		o.err, o.closed, o.queue = err, true, nil
+	}
+	return err
 }

@@ -63,9 +63,9 @@ var (
 )
 
 // WireError turns any error into the error object sent to the client: an
-// *Error found with errors.As is sent as is; an error wrapping a sentinel
-// keeps the sentinel's code and uses the whole error text as the message,
-// less the sentinel's own words at its start; anything else becomes -32603.
+// *Error is sent as is; an error wrapping one keeps its code and data, and
+// its text is the message, less the wrapped error's words at its start;
+// anything else becomes -32603.
 func WireError(err error) *Error {
 	var e *Error
 	if !errors.As(err, &e) {
@@ -79,22 +79,18 @@ func WireError(err error) *Error {
 	return &Error{Code: e.Code, Message: msg, Data: e.Data}
 }
 
-// Options of a lenient decoding. Decoding is strict (the library's
-// defaults: names matched exactly, duplicate names and invalid UTF-8
-// rejected), but a message with invalid UTF-8 in it is decoded again with
-// these, so that a stray byte in a member the server ignores does not
-// make the whole message unreadable. The values the server reads from
-// such a message are checked where they are read: strings it compares (a
-// name, a level) cannot match with the replacement character in them,
-// and raw values it echoes or passes on (ids, tokens, arguments) are
-// validated on their own.
+// Decoding is strict (the library's defaults: exact names, no repeated
+// names, no invalid UTF-8), but a message with invalid UTF-8 is decoded
+// again, leniently, so that a stray byte in a member the server ignores
+// does not make it unreadable. What the server reads from it is checked
+// where it is read: strings it compares cannot match with U+FFFD in them,
+// and raw values it echoes or passes on are validated on their own.
 var lenient = jsontext.AllowInvalidUTF8(true)
 
 // Options of every encoding. Raw values (schemas, backend results) pass
-// through as they are: their strings keep their escapes, and invalid
-// UTF-8 or a repeated name, which the server did not write, does not fail
-// a response. U+2028 and U+2029 are escaped for JavaScript clients, and
-// maps (in log data) are sorted, so the same value encodes the same way.
+// through as they are, escapes kept; their faults, which the server did
+// not write, do not fail a response. U+2028 and U+2029 are escaped for
+// JavaScript clients; maps (in log data) are sorted.
 var encodeOpts = json.JoinOptions(
 	json.Deterministic(true),
 	jsontext.AllowDuplicateNames(true),
@@ -106,10 +102,9 @@ var encodeOpts = json.JoinOptions(
 // nullID answers a message whose id could not be read.
 var nullID = jsontext.Value("null")
 
-// validID reports whether id is a JSON string or integer, the only kinds
-// MCP allows (a fraction or exponent is refused: no client could match it
-// reliably against its own id). Ids are echoed as sent, so a string must
-// be valid UTF-8 too.
+// validID reports whether id is a JSON string (valid UTF-8: it is echoed
+// as sent) or integer, the only kinds MCP allows: no client could match a
+// fraction or an exponent reliably against its own id.
 func validID(id jsontext.Value) bool {
 	if len(id) == 0 {
 		return false
@@ -130,7 +125,7 @@ func validID(id jsontext.Value) bool {
 }
 
 // request is one request or notification from the client, and the
-// protocol version in force for it once dispatch has chosen it.
+// version in force for it once dispatch has chosen it.
 type request struct {
 	id      jsontext.Value // nil for a notification
 	method  string
@@ -167,12 +162,11 @@ func (t *token) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return err
 }
 
-// decodeMessage decodes one message (not a batch). It returns the
-// request, or the error to answer and the id to answer it with (nullID
-// when the id could not be read). ignore reports a message that gets no
-// answer and has no effect: a response from the client (the server sends
-// no requests), or a notification MCP cannot read (a notification is
-// never answered, not even with an error).
+// decodeMessage decodes one message (not a batch): the request, or the
+// error to answer and the id to answer it with (nullID if unreadable).
+// ignore reports a message that gets no answer: a response from the
+// client (the server sends no requests), or a notification MCP cannot
+// read (a notification is never answered, not even with an error).
 func decodeMessage(data []byte) (rq request, ignore bool, errID jsontext.Value, err error) {
 	var m message
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -292,13 +286,19 @@ func describe(err error) string {
 		if serr.JSONPointer != "" {
 			what = fmt.Sprintf("%q", serr.JSONPointer.LastToken())
 		}
-		return fmt.Sprintf("%s must be %s, not %s", what, goKindName(serr.GoType), kindName(serr.JSONKind))
+		want, ok := goKindNames[serr.GoType.Kind()]
+		if !ok {
+			want = "an object"
+		}
+		return fmt.Sprintf("%s must be %s, not %s", what, want, kindName(serr.JSONKind))
 	}
-	msg := err.Error()
-	for _, p := range []string{"jsontext: ", "json: "} {
-		msg = strings.TrimPrefix(msg, p)
-	}
-	return msg
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return strings.TrimPrefix(msg, "jsontext: ")
+}
+
+// goKindNames say what the params' Go types decode from.
+var goKindNames = map[reflect.Kind]string{
+	reflect.String: "a string", reflect.Bool: "a boolean", reflect.Int: "a number", reflect.Slice: "an array",
 }
 
 // kindName names a JSON kind for messages.
@@ -318,42 +318,20 @@ func kindName(k jsontext.Kind) string {
 	return "number"
 }
 
-// goKindName names what a Go type decodes from.
-func goKindName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int64, reflect.Float64:
-		return "a number"
-	case reflect.Slice:
-		if t == reflect.TypeFor[jsontext.Value]() {
-			return "a JSON value"
-		}
-		return "an array"
-	}
-	return "an object"
-}
-
-// response is a JSON-RPC response: Result or Error is set.
-type response struct {
+// outMessage is a message to the client: a response, with Result or
+// Error, or a notification, with Method and no ID.
+type outMessage struct {
 	JSONRPC string         `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
+	ID      jsontext.Value `json:"id,omitzero"`
+	Method  string         `json:"method,omitzero"`
+	Params  any            `json:"params,omitzero"`
 	Result  any            `json:"result,omitzero"`
 	Error   *Error         `json:"error,omitzero"`
 }
 
-// wireNotification is a JSON-RPC notification from the server.
-type wireNotification struct {
-	JSONRPC string `json:"jsonrpc"`
-	Method  string `json:"method"`
-	Params  any    `json:"params,omitzero"`
-}
-
 // encodeResult encodes the response carrying result.
 func encodeResult(id jsontext.Value, result any) ([]byte, error) {
-	return json.Marshal(&response{JSONRPC: "2.0", ID: id, Result: result}, encodeOpts)
+	return json.Marshal(&outMessage{JSONRPC: "2.0", ID: id, Result: result}, encodeOpts)
 }
 
 // encodeError encodes the error response to id (nullID when nil).
@@ -361,10 +339,9 @@ func encodeError(id jsontext.Value, e *Error) []byte {
 	if id == nil {
 		id = nullID
 	}
-	b, err := json.Marshal(&response{JSONRPC: "2.0", ID: id, Error: e}, encodeOpts)
-	if err != nil {
-		// Only Data, from a handler, can be invalid.
-		b, _ = json.Marshal(&response{JSONRPC: "2.0", ID: id, Error: &Error{Code: e.Code, Message: e.Message}}, encodeOpts)
+	b, err := json.Marshal(&outMessage{JSONRPC: "2.0", ID: id, Error: e}, encodeOpts)
+	if err != nil { // only Data, from a handler, can fail
+		b, _ = json.Marshal(&outMessage{JSONRPC: "2.0", ID: id, Error: &Error{Code: e.Code, Message: e.Message}}, encodeOpts)
 	}
 	return b
 }
@@ -372,6 +349,6 @@ func encodeError(id jsontext.Value, e *Error) []byte {
 // encodeNotification encodes a notification. Its params are the server's
 // own values, which always encode.
 func encodeNotification(method string, params any) []byte {
-	b, _ := json.Marshal(&wireNotification{JSONRPC: "2.0", Method: method, Params: params}, encodeOpts)
+	b, _ := json.Marshal(&outMessage{JSONRPC: "2.0", Method: method, Params: params}, encodeOpts)
 	return b
 }

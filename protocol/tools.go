@@ -144,9 +144,6 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 	if err != nil {
 		return nil, err
 	}
-	if res == nil {
-		return nil, errors.New("the tool provider returned no result")
-	}
 	ss.log.Debug().Str("tool", p.Name).Dur("dur", time.Since(start)).Bool("is_error", res.IsError).Msg("tool call")
 	out := &callToolResult{CallToolResult: *res}
 	if rq.shape() < shapeStructured {
@@ -168,10 +165,9 @@ func (ss *session) heartbeat(token jsontext.Value) (stop func()) {
 	if interval < 0 {
 		return func() {}
 	}
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	// Owned by the call: stop closes done and waits for the exit, so no
-	// progress notification can follow the call's response.
+	done, exited := make(chan struct{}), make(chan struct{})
+	// Owned by the call: stop waits for it, so that no progress
+	// notification follows the call's response.
 	go func() {
 		defer close(exited)
 		t := time.NewTicker(interval)
@@ -182,12 +178,9 @@ func (ss *session) heartbeat(token jsontext.Value) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				ss.out.send(encodeNotification("notifications/progress", &progressParams{
-					ProgressToken: token,
-					Progress:      n,
-					Message:       fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds())),
-				}))
 			}
+			msg := fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds()))
+			ss.out.send(encodeNotification("notifications/progress", &progressParams{token, n, msg}))
 		}
 	}()
 	return func() { close(done); <-exited }

@@ -1,0 +1,117 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+)
+
+// call is a request running on a goroutine of its own (tools/call,
+// subscriptions/listen), registered so that notifications/cancelled can
+// reach it.
+type call struct {
+	ss        *session
+	rq        *request
+	info      methodInfo
+	p         params
+	b         *batch // the batch it belongs to, or nil
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // by the client: no response is written
+
+	toolsChanged bool // a listen stream that announces tool list changes; guarded by ss.mu
+}
+
+type callKey struct{}
+
+// callOf returns the call ctx belongs to, or nil.
+func callOf(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// errShuttingDown answers a call that cannot start because the session
+// is ending.
+var errShuttingDown = &Error{Code: CodeInternalError, Message: "server is shutting down"}
+
+// startCall registers a call, within its limits, and starts its
+// goroutine, which the session owns: serve waits for it through calls.
+// A tool call takes a place among the admitted ones first: up to
+// MaxInFlight run and as many wait in line, each on its own goroutine, so
+// cancellations, pings and lists still get through. Only past that does
+// the reader wait, which pushes back on the client.
+func (ss *session) startCall(ctx context.Context, rq *request, info methodInfo, p params, b *batch) {
+	isStream := info.flags&stream != 0
+	if !isStream {
+		select {
+		case ss.admitted <- struct{}{}:
+		case <-ss.stopped:
+			ss.reply(b, rq, encodeError(rq.id, errShuttingDown))
+			return
+		}
+	}
+	c := &call{ss: ss, rq: rq, info: info, p: p, b: b}
+	ss.mu.Lock()
+	var refuse *Error
+	switch _, dup := ss.inflight[string(rq.id)]; {
+	case ss.stopping:
+		refuse = errShuttingDown
+	case dup:
+		refuse = &Error{Code: CodeInvalidRequest, Message: "a request with this id is already in flight"}
+	case isStream && ss.listens >= maxListens:
+		refuse = &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("too many open subscriptions/listen streams (%d); end one first", maxListens)}
+	}
+	if refuse != nil {
+		ss.mu.Unlock()
+		if !isStream {
+			<-ss.admitted
+		}
+		ss.reply(b, rq, encodeError(rq.id, refuse))
+		return
+	}
+	if isStream {
+		ss.listens++
+	}
+	ctx, c.cancel = context.WithCancel(context.WithValue(ctx, callKey{}, c))
+	ss.inflight[string(rq.id)] = c
+	ss.calls.Add(1)
+	ss.mu.Unlock()
+	go c.run(ctx)
+}
+
+// run waits for a slot to run in and for room to write, runs the call and
+// sends its response. It ends when the handler returns (bounded by the
+// call's timeout or cancellation).
+func (c *call) run(ctx context.Context) {
+	ss, rq, isStream := c.ss, c.rq, c.info.flags&stream != 0
+	defer ss.calls.Done()
+	defer c.cancel()
+	answer := func() []byte {
+		res, err := ss.handle(ctx, rq, c.info, c.p)
+		return ss.encode(rq, c.info, res, err)
+	}
+	resp := encodeError(rq.id, errShuttingDown)
+	if isStream {
+		resp = answer()
+	} else {
+		select {
+		case ss.sem <- struct{}{}:
+			if ss.out.waitRoom(ctx.Done()) {
+				resp = answer()
+			}
+			<-ss.sem
+		case <-ctx.Done(): // cancelled while in line: it never runs
+		}
+		<-ss.admitted
+	}
+	ss.mu.Lock()
+	delete(ss.inflight, string(rq.id))
+	if isStream {
+		ss.listens--
+	}
+	ss.mu.Unlock()
+	if c.cancelled.Load() {
+		ss.log.Debug().Str("method", rq.method).Msg("request cancelled by client, no response")
+		resp = nil // but a batch still counts it as answered
+	}
+	ss.reply(c.b, rq, resp)
+}
