@@ -295,10 +295,11 @@ done
 source "$here/bundle-check.sh"
 
 # --------------------------------------------------------------- conformance
-# Scenarios that apply to a tools-only server; CONFORMANCE.md lists the rest
-# and why they are not run.
+# Scenarios that apply to the bridge: tools, and the prompts and resources
+# lists it answers (empty) and declares; CONFORMANCE.md lists the rest and
+# why they are not run.
 scenarios=(server-initialize ping logging-set-level tools-list tools-call-simple-text
-	tools-call-error tools-call-with-progress json-schema-2020-12)
+	tools-call-error tools-call-with-progress json-schema-2020-12 prompts-list resources-list)
 if [[ "${INTEROP_SKIP_CONFORMANCE:-}" == 1 ]]; then
 	say "conformance suite skipped (INTEROP_SKIP_CONFORMANCE=1)"
 else
