@@ -19,13 +19,30 @@ fi
 step "go vet"
 go vet ./...
 
+step "staticcheck"
+# Pinned, installed into the ignored .cache/ on first use.
+staticcheck_version=v0.8.2
+staticcheck="$root/.cache/bin/staticcheck-$staticcheck_version"
+if [[ ! -x "$staticcheck" ]]; then
+	mkdir -p "$root/.cache/bin"
+	GOBIN="$root/.cache/bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+	mv "$root/.cache/bin/staticcheck" "$staticcheck"
+fi
+"$staticcheck" ./...
+
 step "go mod tidy leaves no diff"
-cp go.mod "${TMPDIR:-/tmp}/go.mod.before"; cp go.sum "${TMPDIR:-/tmp}/go.sum.before"
+saved="$(mktemp -d)"
+trap 'rm -rf "$saved"' EXIT
+cp go.mod go.sum "$saved/"
 go mod tidy
-if ! cmp -s go.mod "${TMPDIR:-/tmp}/go.mod.before" || ! cmp -s go.sum "${TMPDIR:-/tmp}/go.sum.before"; then
+if ! cmp -s go.mod "$saved/go.mod" || ! cmp -s go.sum "$saved/go.sum"; then
 	echo "go mod tidy changed go.mod or go.sum; run it and commit the result"
-	cp "${TMPDIR:-/tmp}/go.mod.before" go.mod; cp "${TMPDIR:-/tmp}/go.sum.before" go.sum
+	cp "$saved/go.mod" "$saved/go.sum" .
 	exit 1
+fi
+
+if [[ ! -d "$root/../shared/mcp-schema" ]]; then
+	printf '\n\033[1;33m!! ../shared/mcp-schema is missing: every check of messages against the official MCP\n!! schemas will be SKIPPED. CI has it; see docs/development.md.\033[0m\n'
 fi
 
 step "go test -race ./... (unit, end-to-end with the Go SDK client, fuzz seeds)"

@@ -370,8 +370,6 @@ func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error)
 	return summarise("", initLat, 0, 0), summarise("", listLat, 0, 0), nil
 }
 
-// profileN numbers the profiles of successive bridge processes.
-var profileN int
 
 // client talks to one bridge process over its stdin and stdout. It works
 // as the direct client works on the socket, on one goroutine with
@@ -393,12 +391,7 @@ const replyWithin = 2 * time.Minute
 
 // bridgeCmd is the command line of a bridge serving sock.
 func (b *bench) bridgeCmd(sock string) []string {
-	args := []string{b.bridge, "--socket", sock, "--manifests", b.manifests, "--log-level", "error"}
-	if p := os.Getenv("BENCH_CPU_PROFILE"); p != "" {
-		profileN++
-		args = append(args, "--cpu-profile", fmt.Sprintf("%s.%d", p, profileN))
-	}
-	return args
+	return []string{b.bridge, "--socket", sock, "--manifests", b.manifests, "--log-level", "error"}
 }
 
 // relayCmd is the command line of this program as the do-nothing relay
