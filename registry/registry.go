@@ -42,6 +42,8 @@ type Options struct {
 	Dirs []string
 	// Prefix is prepended to client names as <prefix>_<name>; "" adds none.
 	Prefix string
+	// Filter decides which tools clients see; the zero value serves all.
+	Filter Filter
 	// Backend runs the tools. Required for CallTool.
 	Backend Caller
 	// BackendAddr names the backend in messages to the model (the socket path).
@@ -289,18 +291,25 @@ func (r *Registry) merge(s scanned) (ms []*manifest.Manifest, problems []manifes
 // problems that are new, and tells OnChange when what clients see changed.
 func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.Problem) (next *Snapshot, changed bool) {
 	old := r.snap.Load()
-	next = build(r.opts.Prefix, ms)
-	next.Problems = slices.Concat(problems, next.naming, next.renames)
+	next = build(r.opts.Prefix, r.opts.Filter, ms)
+	next.Problems = slices.Concat(problems, next.naming)
 	for _, pr := range next.naming {
 		if !slices.Contains(old.Problems, pr) {
 			fresh = append(fresh, pr)
 		}
 	}
 	// Most real manifests use dotted names, so renames are routine:
-	// validate lists them, the log only at debug level.
+	// validate lists them, the log only at debug level. Folded duplicates
+	// are routine too (a core file and an integrations file), but change
+	// what a reader of the manifests expects: info.
 	for _, pr := range next.renames {
-		if !slices.Contains(old.Problems, pr) {
+		if !slices.Contains(old.renames, pr) {
 			r.log.Debug().Str("manifest", pr.File).Str("tool", pr.Tool).Msg(pr.Message)
+		}
+	}
+	for _, u := range next.Unserved {
+		if u.Folded && !slices.Contains(old.Unserved, u) {
+			r.log.Info().Str("manifest", u.File).Str("tool", u.Tool).Msg(u.Reason)
 		}
 	}
 	changed = !next.tools.Equal(old.tools)

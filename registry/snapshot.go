@@ -2,7 +2,6 @@ package registry
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -20,6 +19,8 @@ type Snapshot struct {
 	// Problems are every problem of the manifests the snapshot was built
 	// from, including naming conflicts.
 	Problems []manifest.Problem
+	// Unserved are the tools of the manifests that clients do not see, and why.
+	Unserved []Unserved
 
 	byName  map[string]*Entry
 	tools   *protocol.ToolSet
@@ -37,6 +38,8 @@ type Entry struct {
 	File string
 	// Tool is the manifest's declaration.
 	Tool *manifest.Tool
+	// Manifest is the manifest that declares the tool.
+	Manifest *manifest.Manifest
 
 	// schemas compiles Tool's schemas on the tool's first call, once:
 	// most tools of a large set are never called, and compiled schemas
@@ -48,8 +51,8 @@ type Entry struct {
 // nil when the tool declares none.
 type compiledSchemas struct{ in, out *jsonschema.Schema }
 
-func newEntry(name, file string, t *manifest.Tool) *Entry {
-	return &Entry{Name: name, Method: t.Method, File: file, Tool: t,
+func newEntry(name string, m *manifest.Manifest, t *manifest.Tool) *Entry {
+	return &Entry{Name: name, Method: t.Method, File: m.File, Tool: t, Manifest: m,
 		schemas: sync.OnceValues(func() (compiledSchemas, error) {
 			in, out, err := manifest.CompileSchemas(t)
 			return compiledSchemas{in, out}, err
@@ -62,44 +65,53 @@ func (s *Snapshot) Lookup(name string) (*Entry, bool) {
 	return e, ok
 }
 
-// IsRename reports whether p only says that the client-safe mapping
-// changed a tool's name: worth listing in validate, not worth a warning
-// in the log, since most real manifests use dotted names.
-func (s *Snapshot) IsRename(p manifest.Problem) bool { return slices.Contains(s.renames, p) }
-
 // Tools returns the tool set clients see.
 func (s *Snapshot) Tools() *protocol.ToolSet { return s.tools }
 
 // build assigns client names to the servable tools of ms (in order) and
-// returns the snapshot. The first tool to claim a name keeps it; a later
-// one is reported and not served, so the outcome depends only on the
-// files, never on timing.
-func build(prefix string, ms []*manifest.Manifest) *Snapshot {
+// returns the snapshot of those filter lets through. The first tool to
+// claim a name keeps it; a later one with the same backend method is the
+// same tool, served once, and one with another method is reported and not
+// served, so the outcome depends only on the files, never on timing.
+// Names are claimed before filtering, so filters never change who wins.
+func build(prefix string, filter Filter, ms []*manifest.Manifest) *Snapshot {
 	s := &Snapshot{byName: map[string]*Entry{}}
+	claimed := map[string]*Entry{}
 	var tools []protocol.Tool
 	for _, m := range ms {
 		for _, t := range m.Tools {
-			if !t.Servable() {
-				continue
-			}
 			name, changed := ClientName(prefix, t.Name)
-			if prev, dup := s.byName[name]; dup {
+			unserved := Unserved{Name: name, Tool: t.Name, File: m.File, Path: t.Path(), Reason: unservable(t)}
+			prev, dup := claimed[name]
+			switch {
+			case unserved.Reason != "":
+			case dup && prev.Method == t.Method:
+				unserved.Reason, unserved.Folded = fmt.Sprintf("same tool as %s (tool %q, same backend method %q); served once", prev.File+":"+prev.Tool.Path(), prev.Tool.Name, t.Method), true
+			case dup:
 				s.naming = append(s.naming, manifest.Problem{
 					File: m.File, Path: t.Path() + ".name", Tool: t.Name, Severity: manifest.Error,
 					Message: fmt.Sprintf("client name %q is already used by %s (tool %q); not served", name, prev.File+":"+prev.Tool.Path(), prev.Tool.Name),
 				})
+				unserved.Reason = fmt.Sprintf("client name already used by %s (tool %q)", prev.File+":"+prev.Tool.Path(), prev.Tool.Name)
+			default:
+				e := newEntry(name, m, t)
+				claimed[name] = e
+				if changed {
+					s.renames = append(s.renames, manifest.Problem{
+						File: m.File, Path: t.Path() + ".name", Tool: t.Name, Severity: manifest.Warning,
+						Message: fmt.Sprintf("clients see this tool as %q (names must match ^[a-zA-Z0-9_-]{1,64}$)", name),
+					})
+				}
+				if unserved.Reason = filter.reason(name, t); unserved.Reason != "" {
+					unserved.Filtered = true
+					break
+				}
+				s.byName[name] = e
+				s.Entries = append(s.Entries, e)
+				tools = append(tools, protocolTool(name, t))
 				continue
 			}
-			if changed {
-				s.renames = append(s.renames, manifest.Problem{
-					File: m.File, Path: t.Path() + ".name", Tool: t.Name, Severity: manifest.Warning,
-					Message: fmt.Sprintf("clients see this tool as %q (names must match ^[a-zA-Z0-9_-]{1,64}$)", name),
-				})
-			}
-			e := newEntry(name, m.File, t)
-			s.byName[name] = e
-			s.Entries = append(s.Entries, e)
-			tools = append(tools, protocolTool(name, t))
+			s.Unserved = append(s.Unserved, unserved)
 		}
 	}
 	s.tools = protocol.NewToolSet(tools)

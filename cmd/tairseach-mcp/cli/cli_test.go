@@ -162,9 +162,18 @@ func TestValidateReportsProblemsAndExitStatus(t *testing.T) {
 	if code := run(context.Background(), e, []string{"validate", dir}); code != exitOK {
 		t.Errorf("warnings only: exit %d, want 0\n%s", code, out)
 	}
-	if !strings.Contains(out.String(), `clients see this tool as "tairseach_notes_list"`) || !strings.Contains(out.String(), "1 tool served; 0 errors, 1 warning") {
-		t.Errorf("output:\n%s", out)
+	// A rename is expected, not a warning: one line, and the list with --verbose.
+	if want := "1 tool renamed for clients (names must match ^[a-zA-Z0-9_-]{1,64}$); --verbose lists them\n1 tool served; 0 errors, 0 warnings\n"; out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
+	e, out, _ = testEnv(nil)
+	if code := run(context.Background(), e, []string{"validate", "--strict", "--verbose", dir}); code != exitOK {
+		t.Errorf("--strict with renames only: exit %d, want 0", code)
+	}
+	if want := `ok.json:tools[0].name: info: clients see this tool as "tairseach_notes_list"`; !strings.Contains(out.String(), want) {
+		t.Errorf("--verbose output lacks %q:\n%s", want, out)
+	}
+	os.WriteFile(filepath.Join(dir, "warn.json"), []byte(strings.Replace(okManifest, `"List."`, `""`, 1)), 0o644)
 	e, _, _ = testEnv(nil)
 	if code := run(context.Background(), e, []string{"validate", "--strict", dir}); code != exitError {
 		t.Errorf("--strict with warnings: exit %d, want 1", code)
@@ -204,7 +213,7 @@ func TestValidateAndToolsEscapeControlCharacters(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ev\x1b[31mil.json"), []byte(evil), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"validate", dir}, {"tools", "--manifests", dir}} {
+	for _, args := range [][]string{{"validate", "--verbose", dir}, {"tools", "--manifests", dir}} {
 		e, out, errb := testEnv(nil)
 		run(context.Background(), e, args)
 		all := out.String() + errb.String()

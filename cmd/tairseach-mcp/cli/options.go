@@ -38,6 +38,10 @@ type options struct {
 	maxReplySize   int
 	allowAnyPeer   bool
 	limits         manifest.Limits
+	include        []string
+	exclude        []string
+	readOnly       bool
+	toolMode       string
 	logLevelSet    bool // --log-level or its variable was given
 }
 
@@ -65,6 +69,10 @@ var settings = []setting{
 	{"max-depth", "TAIRSEACH_MAX_DEPTH", "deepest nesting of arguments and results checked against a schema"},
 	{"max-number-length", "TAIRSEACH_MAX_NUMBER_LENGTH", "longest number (in characters) in arguments and results checked against a schema"},
 	{"max-checked-size", "TAIRSEACH_MAX_CHECKED_SIZE", "largest arguments or result checked against a schema (bytes, or with a unit: 8MiB)"},
+	{"include", "TAIRSEACH_INCLUDE", "serve only tools whose client name (tairseach_mail_*) or manifest name (mail.*) matches this glob; repeatable, or comma-separated"},
+	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (wins over --include); repeatable, or comma-separated"},
+	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true"},
+	{"tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
 }
 
 func (o *options) register(fs *pflag.FlagSet) {
@@ -94,6 +102,10 @@ func (o *options) register(fs *pflag.FlagSet) {
 	countVar(fs, &o.limits.Depth, "max-depth", manifest.DefaultDepth, u("max-depth"))
 	countVar(fs, &o.limits.NumberLength, "max-number-length", manifest.DefaultNumberLength, u("max-number-length"))
 	sizeVar(fs, &o.limits.Size, "max-checked-size", manifest.DefaultSize, u("max-checked-size"))
+	fs.StringArrayVar(&o.include, "include", nil, u("include"))
+	fs.StringArrayVar(&o.exclude, "exclude", nil, u("exclude"))
+	boolVar(fs, &o.readOnly, "read-only", false, u("read-only"))
+	fs.StringVar(&o.toolMode, "tool-mode", "all", u("tool-mode"))
 }
 
 // applyEnv sets every flag the command line left alone from its
@@ -145,6 +157,13 @@ func (o *options) resolve() error {
 	if _, err := parseLevel(o.logLevel); err != nil {
 		return usageError{err}
 	}
+	if o.toolMode != "all" && o.toolMode != "search" {
+		return usageError{fmt.Errorf("unknown tool mode %q: use all or search", o.toolMode)}
+	}
+	o.include, o.exclude = splitPatterns(o.include), splitPatterns(o.exclude)
+	if err := o.filter().Check(); err != nil {
+		return usageError{err}
+	}
 	if o.progress < 0 {
 		return usageError{fmt.Errorf("--progress-interval must not be negative, not %s", o.progress)}
 	}
@@ -169,6 +188,24 @@ func (o *options) resolve() error {
 	}
 	o.socket = expandHome(o.socket, home)
 	return nil
+}
+
+// splitPatterns splits comma-separated patterns, as the variables give
+// them, and drops empty ones.
+func splitPatterns(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		for q := range strings.SplitSeq(p, ",") {
+			if q = strings.TrimSpace(q); q != "" {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+func (o *options) filter() registry.Filter {
+	return registry.Filter{Include: o.include, Exclude: o.exclude, ReadOnly: o.readOnly}
 }
 
 // defaultSocket is where the Rust bridge looks: ~/.tairseach/tairseach.sock,

@@ -110,6 +110,7 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 	ro := registry.Options{
 		Dirs:        opts.manifests,
 		Prefix:      opts.prefix,
+		Filter:      opts.filter(),
 		Backend:     backend,
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
@@ -130,9 +131,6 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 func logSummary(log *zerolog.Logger, snap *registry.Snapshot) {
 	var errs, warns int
 	for _, p := range snap.Problems {
-		if snap.IsRename(p) {
-			continue
-		}
 		if p.Severity == manifest.Error {
 			errs++
 		} else {

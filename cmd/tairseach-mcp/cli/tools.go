@@ -17,7 +17,9 @@ func newToolsCmd(e *env, opts *options) *cobra.Command {
 		Use:   "tools",
 		Short: "List the tools that would be served: MCP name, backend method, source file",
 		Long: `tools loads the manifests exactly as the server does and lists what a client would
-see. It does not contact the backend. Problems are listed by 'tairseach-mcp validate'.`,
+see, for the current --include, --exclude, --read-only, then the tools it would not
+serve and why. It does not contact the backend. Problems are listed by
+'tairseach-mcp validate'.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTools(e, opts, asJSON)
@@ -66,6 +68,15 @@ func runTools(e *env, opts *options, asJSON bool) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(snap.Unserved) > 0 {
+		fmt.Fprintln(tw, "\nNOT SERVED\tWHY\tFILE")
+		for _, u := range snap.Unserved {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(u.Tool), printable(u.Reason), printable(u.File))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	var errs int
 	for _, p := range snap.Problems {
