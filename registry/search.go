@@ -1,0 +1,318 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry/toolsearch"
+)
+
+// Search serves a registry in search mode: clients see two tools,
+// <prefix>_find_tools and <prefix>_call_tool, instead of the catalogue,
+// which costs a large install's clients a fraction of the tokens. It is
+// a protocol.ToolProvider and safe for concurrent use.
+//
+// The two tools' listing is made once, at the first load, and never
+// changes, so a client's prompt cache stays valid across reloads;
+// find_tools always searches the current snapshot, and call_tool calls
+// exactly as a direct tools/call would (the registry's filters included).
+type Search struct {
+	reg        *Registry
+	find, call *Entry
+	listing    func() *protocol.ToolSet
+	idx        atomic.Pointer[snapIndex]
+}
+
+// snapIndex is the search index of one snapshot's tools.
+type snapIndex struct {
+	snap *Snapshot
+	ix   *toolsearch.Index
+}
+
+// Limits of find_tools' results.
+const (
+	defaultFindLimit = 5
+	maxFindLimit     = 20
+)
+
+// maxGroupsText bounds the bytes of find_tools' description spent on
+// naming the groups of tools (about 750 tokens).
+const maxGroupsText = 3000
+
+var (
+	findSchema = []byte(`{"type":"object","properties":{` +
+		`"query":{"type":"string","minLength":1,"description":"The task in a few words, e.g. \"reply to an email\" or \"sleep last night\"."},` +
+		`"limit":{"type":"integer","minimum":1,"maximum":20,"default":5,"description":"Most tools to return (default 5)."}},` +
+		`"required":["query"],"additionalProperties":false}`)
+	callSchema = []byte(`{"type":"object","properties":{` +
+		`"name":{"type":"string","description":"The tool's exact name, as find_tools gave it."},` +
+		`"arguments":{"type":"object","description":"The tool's arguments, matching the inputSchema find_tools gave."}},` +
+		`"required":["name"],"additionalProperties":false}`)
+)
+
+// NewSearch returns the search-mode view of r.
+func NewSearch(r *Registry) *Search {
+	m := &manifest.Manifest{File: "(search mode)"}
+	tool := func(name string, schema []byte) *Entry {
+		client, _ := ClientName(r.opts.Prefix, name)
+		return newEntry(client, m, &manifest.Tool{Name: name, InputSchema: schema})
+	}
+	s := &Search{reg: r, find: tool("find_tools", findSchema), call: tool("call_tool", callSchema)}
+	s.listing = sync.OnceValue(s.makeListing)
+	return s
+}
+
+// Tools returns the two tools, waiting for the first load; part of
+// protocol.ToolProvider.
+func (s *Search) Tools() *protocol.ToolSet {
+	<-s.reg.loaded
+	return s.listing()
+}
+
+func (s *Search) makeListing() *protocol.ToolSet {
+	snap := s.reg.Snapshot()
+	yes := true
+	find := protocol.Tool{
+		Name:  s.find.Name,
+		Title: "Find tools",
+		Description: fmt.Sprintf("Find the tools of this server that can do a task: returns their names, descriptions and input schemas, best match first. "+
+			"Call this first, then run the tool with %s. The server has %d tools in these groups:\n%s\n"+
+			"Describe the task in a few everyday words.", s.call.Name, len(snap.Entries), groups(snap)),
+		InputSchema: findSchema,
+		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes},
+	}
+	call := protocol.Tool{
+		Name:  s.call.Name,
+		Title: "Call a tool",
+		Description: fmt.Sprintf("Run a tool that %s found, by its exact name, with arguments matching its inputSchema. "+
+			"The result is the tool's own, errors included.", s.find.Name),
+		InputSchema: callSchema,
+	}
+	if s.reg.opts.Filter.ReadOnly {
+		call.Annotations = &protocol.ToolAnnotations{ReadOnlyHint: &yes}
+	}
+	return protocol.NewToolSet([]protocol.Tool{find, call})
+}
+
+// groups names the groups of served tools, one line each: the manifest's
+// name, its number of tools and the first sentence of its description;
+// names only when that would be too long, and at most maxGroupsText
+// bytes in any case.
+func groups(snap *Snapshot) string {
+	type group struct {
+		name, about string
+		n           int
+	}
+	var gs []*group
+	byName := map[string]*group{}
+	for _, e := range snap.Entries {
+		name := cmpOr(e.Manifest.Name, e.Manifest.ID)
+		g := byName[name]
+		if g == nil {
+			g = &group{name: name, about: firstSentence(e.Manifest.Description)}
+			byName[name] = g
+			gs = append(gs, g)
+		}
+		g.n++
+	}
+	for _, long := range []bool{true, false} {
+		var b strings.Builder
+		for i, g := range gs {
+			line := fmt.Sprintf("- %s (%d)", g.name, g.n)
+			if long && g.about != "" {
+				line += ": " + g.about
+			}
+			if b.Len()+len(line) > maxGroupsText {
+				if long {
+					break
+				}
+				fmt.Fprintf(&b, "- and %d more groups", len(gs)-i)
+				return b.String()
+			}
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(line)
+			if i == len(gs)-1 {
+				return b.String()
+			}
+		}
+	}
+	return "- none yet"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// firstSentence returns text up to the end of its first sentence.
+func firstSentence(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if i := strings.Index(text, ". "); i >= 0 {
+		return text[:i+1]
+	}
+	return text
+}
+
+// CallTool runs find_tools or call_tool; any other name is an unknown
+// tool. Part of protocol.ToolProvider.
+func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	var e *Entry
+	switch req.Name {
+	case s.find.Name:
+		e = s.find
+	case s.call.Name:
+		e = s.call
+	default:
+		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
+	}
+	var args []byte = req.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	schemas, err := e.schemas()
+	if err != nil {
+		return nil, err // fixed schemas: never happens
+	}
+	if msg := checkArguments(e.Name, schemas.in, args); msg != "" {
+		return protocol.TextResult(msg, true), nil
+	}
+	if e == s.find {
+		return s.findTools(ctx, args), nil
+	}
+	return s.callTool(ctx, req, args)
+}
+
+func (s *Search) findTools(ctx context.Context, args []byte) *protocol.CallToolResult {
+	var in struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.find.Name, err), true)
+	}
+	if in.Limit == 0 {
+		in.Limit = defaultFindLimit
+	}
+	select {
+	case <-s.reg.loaded:
+	case <-ctx.Done():
+		return protocol.TextResult("The call was cancelled while the manifests were loading.", true)
+	}
+	snap := s.reg.Snapshot()
+	type found struct {
+		Name        string           `json:"name"`
+		Title       string           `json:"title,omitzero"`
+		Description string           `json:"description"`
+		InputSchema jsontext.Value   `json:"inputSchema"`
+		Annotations *foundAnnotation `json:"annotations,omitzero"`
+	}
+	out := struct {
+		Tools []found `json:"tools"`
+	}{Tools: []found{}}
+	for _, i := range s.indexOf(snap).Search(in.Query, min(in.Limit, maxFindLimit)) {
+		e := snap.Entries[i]
+		out.Tools = append(out.Tools, found{e.Name, e.Tool.Title, e.Tool.Description, e.Tool.InputSchema, annotation(e.Tool.Annotations)})
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return protocol.TextResult(fmt.Sprintf("Cannot encode the tools found: %v", err), true)
+	}
+	s.reg.log.Debug().Str("tool", s.find.Name).Int("found", len(out.Tools)).Msg("tool search")
+	res := protocol.TextResult(string(b), false)
+	res.StructuredContent = b
+	return res
+}
+
+// foundAnnotation is a tool's annotations as find_tools returns them:
+// the hints the manifest gives, and no others.
+type foundAnnotation struct {
+	Title           string `json:"title,omitzero"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitzero"`
+	DestructiveHint *bool  `json:"destructiveHint,omitzero"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitzero"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitzero"`
+}
+
+func annotation(a *manifest.Annotations) *foundAnnotation {
+	if a == nil || *a == (manifest.Annotations{}) {
+		return nil
+	}
+	return &foundAnnotation{a.Title, a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint}
+}
+
+// indexOf returns the search index of snap's tools, made on first use
+// and kept while snap is the one searched.
+func (s *Search) indexOf(snap *Snapshot) *toolsearch.Index {
+	if c := s.idx.Load(); c != nil && c.snap == snap {
+		return c.ix
+	}
+	docs := make([]toolsearch.Doc, len(snap.Entries))
+	for i, e := range snap.Entries {
+		docs[i] = toolsearch.Doc{
+			Name: e.Tool.Name, Title: cmpOr(e.Tool.Title, annotationTitle(e.Tool.Annotations)), Description: e.Tool.Description,
+			Params: params(e.Tool.InputSchema),
+			Group:  strings.Join([]string{e.Manifest.Name, e.Manifest.Description, e.Manifest.Category}, " "),
+		}
+	}
+	ix := toolsearch.New(docs)
+	s.idx.Store(&snapIndex{snap, ix})
+	return ix
+}
+
+func annotationTitle(a *manifest.Annotations) string {
+	if a == nil {
+		return ""
+	}
+	return a.Title
+}
+
+// params returns the names and descriptions of a schema's properties,
+// sorted by name so the text does not depend on map order.
+func params(schema jsontext.Value) string {
+	var s struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return ""
+	}
+	var words []string
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		words = append(words, name, s.Properties[name].Description)
+	}
+	return strings.Join(words, " ")
+}
+
+func (s *Search) callTool(ctx context.Context, req *protocol.CallToolRequest, args []byte) (*protocol.CallToolResult, error) {
+	var in struct {
+		Name      string         `json:"name"`
+		Arguments jsontext.Value `json:"arguments"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.call.Name, err), true), nil
+	}
+	var inner []byte = in.Arguments
+	res, err := s.reg.CallTool(ctx, &protocol.CallToolRequest{Name: in.Name, Arguments: inner, ProtocolVersion: req.ProtocolVersion})
+	if errors.Is(err, protocol.ErrInvalidParams) {
+		// The name is an argument here, so an unknown one is the
+		// caller's mistake to correct, like any invalid argument.
+		return protocol.TextResult(fmt.Sprintf("Unknown tool %q: this server offers no tool of that name. Call %s to find the right tool and its exact name.", in.Name, s.find.Name), true), nil
+	}
+	return res, err
+}

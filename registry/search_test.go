@@ -1,0 +1,253 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tairseach/tairseach-mcp/protocol"
+)
+
+func searchCall(t *testing.T, s *Search, name, args string) *protocol.CallToolResult {
+	t.Helper()
+	res, err := s.CallTool(t.Context(), &protocol.CallToolRequest{Name: name, Arguments: []byte(args), ProtocolVersion: protocol.Version20251125})
+	if err != nil {
+		t.Fatalf("CallTool(%s, %s): %v", name, args, err)
+	}
+	return res
+}
+
+// foundNames decodes a find_tools result, checking that the text and the
+// structured content agree.
+func foundNames(t *testing.T, res *protocol.CallToolResult) []string {
+	t.Helper()
+	if res.IsError || string(res.StructuredContent) != resultText(res) {
+		t.Fatalf("find_tools result: %+v", res)
+	}
+	var out struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range out.Tools {
+		if len(tool.InputSchema) == 0 {
+			t.Errorf("%s has no inputSchema", tool.Name)
+		}
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func TestSearchModeListsTwoToolsThatStayTheSame(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "mail.json"), filterManifest)
+	r := New(Options{Dirs: []string{dir}, Prefix: "t"})
+	s := NewSearch(r)
+	list := s.Tools()
+	var names []string
+	for _, tool := range list.Tools() {
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"t_find_tools", "t_call_tool"}) {
+		t.Fatalf("tools = %v", names)
+	}
+	find, _ := list.Lookup("t_find_tools")
+	if !strings.Contains(find.Description, "3 tools in these groups:\n- mail (3)") {
+		t.Errorf("find_tools description does not name the groups:\n%s", find.Description)
+	}
+	writeFile(t, filepath.Join(dir, "notes.json"), manifestJSON("notes", "notes.create"))
+	r.Reload()
+	if s.Tools() != list {
+		t.Error("the listing changed on reload")
+	}
+	// find_tools searches the current snapshot.
+	if got := foundNames(t, searchCall(t, s, "t_find_tools", `{"query":"create a note"}`)); len(got) == 0 || got[0] != "t_notes_create" {
+		t.Errorf("found %v after reload, want t_notes_create first", got)
+	}
+}
+
+func TestFindTools(t *testing.T) {
+	r := New(Options{Dirs: catalogueDirs, Prefix: "tairseach"})
+	s := NewSearch(r)
+	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"reply to the last message from Ana"}`)); len(got) != 5 || !slices.Contains(got, "tairseach_gmail_reply") {
+		t.Errorf("found %v, want five with tairseach_gmail_reply", got)
+	}
+	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"email","limit":20}`)); len(got) != 20 {
+		t.Errorf("limit 20: found %d", len(got))
+	}
+	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"zzyzx"}`)); len(got) != 0 {
+		t.Errorf("found %v for nonsense", got)
+	}
+	for _, args := range []string{`{"query":"email","limit":21}`, `{}`, `{"query":""}`, `{"query":"x","extra":1}`} {
+		if res := searchCall(t, s, "tairseach_find_tools", args); !res.IsError || !strings.Contains(resultText(res), "Invalid arguments for tairseach_find_tools") {
+			t.Errorf("%s: %+v, want an invalid-arguments result", args, res)
+		}
+	}
+	var out struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	json.Unmarshal(searchCall(t, s, "tairseach_find_tools", `{"query":"delete a note","limit":1}`).StructuredContent, &out)
+	want := map[string]any{"name": "tairseach_notes_delete", "title": "Delete note", "description": "", "inputSchema": nil,
+		"annotations": map[string]any{"title": "Delete note", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}}
+	if len(out.Tools) != 1 || out.Tools[0]["name"] != want["name"] || fmt.Sprint(slices.Sorted(mapKeys(out.Tools[0]))) != fmt.Sprint(slices.Sorted(mapKeys(want))) ||
+		fmt.Sprint(out.Tools[0]["annotations"]) != fmt.Sprint(want["annotations"]) {
+		t.Errorf("found %v", out.Tools)
+	}
+}
+
+func mapKeys(m map[string]any) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func TestCallToolCallsAsADirectCallWould(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
+	be := &fakeBackend{fn: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if method == "notes.count" {
+			return nil, errors.New("boom")
+		}
+		return json.RawMessage(`{"id":"n1"}`), nil
+	}}
+	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be, Filter: Filter{Exclude: []string{"notes.any"}}})
+	s := NewSearch(r)
+	for _, tc := range []struct {
+		name, args string
+	}{
+		{"t_notes_create", `{"title":"a"}`},
+		{"t_notes_create", `{"bogus":1}`},
+		{"t_notes_count", `{}`},
+	} {
+		direct := call(t, r, tc.name, tc.args)
+		via := searchCall(t, s, "t_call_tool", fmt.Sprintf(`{"name":%q,"arguments":%s}`, tc.name, tc.args))
+		if resultText(via) != resultText(direct) || via.IsError != direct.IsError || string(via.StructuredContent) != string(direct.StructuredContent) {
+			t.Errorf("%s %s: via call_tool %+v, direct %+v", tc.name, tc.args, via, direct)
+		}
+	}
+	if res := searchCall(t, s, "t_call_tool", `{"name":"t_notes_create"}`); !res.IsError || !strings.Contains(resultText(res), "missing properties: 'title'") {
+		t.Errorf("no arguments: %+v, want the tool's own validation", res)
+	}
+	// A filtered-out tool is as unknown as one that never existed.
+	for _, name := range []string{"t_notes_any", "t_nope", "t_call_tool"} {
+		res := searchCall(t, s, "t_call_tool", fmt.Sprintf(`{"name":%q,"arguments":{}}`, name))
+		if want := fmt.Sprintf("Unknown tool %q: this server offers no tool of that name. Call t_find_tools", name); !res.IsError || !strings.HasPrefix(resultText(res), want) {
+			t.Errorf("%s: %q, want %q", name, resultText(res), want)
+		}
+	}
+	// Other names are unknown tools of the server.
+	for _, name := range []string{"t_notes_create", "find_tools"} {
+		if _, err := s.CallTool(t.Context(), &protocol.CallToolRequest{Name: name}); !errors.Is(err, protocol.ErrInvalidParams) {
+			t.Errorf("%s: %v, want invalid params", name, err)
+		}
+	}
+}
+
+func TestCallToolIsCancelledWithItsRequest(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
+	started := make(chan struct{})
+	be := &fakeBackend{fn: func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	s := NewSearch(New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be}))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan *protocol.CallToolResult)
+	// Ends when the call returns, which cancel makes it do.
+	go func() {
+		res, _ := s.CallTool(ctx, &protocol.CallToolRequest{Name: "t_call_tool", Arguments: []byte(`{"name":"t_notes_any"}`)})
+		done <- res
+	}()
+	<-started
+	cancel()
+	select {
+	case res := <-done:
+		if !res.IsError || resultText(res) != "The call was cancelled." {
+			t.Errorf("result %+v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("call_tool not cancelled")
+	}
+}
+
+// writeThousandTools writes the catalogue again and again, with its
+// manifests and tools renamed each time, until dir holds at least 1,000
+// tools.
+func writeThousandTools(tb testing.TB, dir string) {
+	tb.Helper()
+	files, _ := filepath.Glob("testdata/catalogue/*.json")
+	n := 0
+	for copyNo := 0; n < 1000; copyNo++ {
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
+				tb.Fatal(err)
+			}
+			suffix := fmt.Sprint(copyNo)
+			m["id"] = fmt.Sprint(m["id"], suffix)
+			methods := map[string]any{}
+			for _, tool := range m["tools"].([]any) {
+				tool := tool.(map[string]any)
+				tool["name"] = fmt.Sprint(tool["name"], suffix)
+				methods[tool["name"].(string)] = tool["name"]
+				n++
+			}
+			m["implementation"] = map[string]any{"methods": methods}
+			out, _ := json.Marshal(m)
+			writeFile(tb, filepath.Join(dir, suffix+"-"+filepath.Base(f)), string(out))
+		}
+	}
+}
+
+// BenchmarkFindTools measures find_tools over 1,000 tools, reporting the
+// median time of a call as p50-ns.
+func BenchmarkFindTools(b *testing.B) {
+	dir := b.TempDir()
+	writeThousandTools(b, dir)
+	r := New(Options{Dirs: []string{dir}, Prefix: "t"})
+	s := NewSearch(r)
+	queries := []string{"reply to the last message from Ana", "what is on the agenda today", "blood oxygen overnight", "take a screenshot", "file a bug about the login page"}
+	req := &protocol.CallToolRequest{Name: "t_find_tools"}
+	for _, q := range queries { // the index is made on first use
+		req.Arguments = []byte(fmt.Sprintf(`{"query":%q}`, q))
+		s.CallTool(b.Context(), req)
+	}
+	var times []time.Duration
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		req.Arguments = []byte(fmt.Sprintf(`{"query":%q}`, queries[i%len(queries)]))
+		i++
+		start := time.Now()
+		res, err := s.CallTool(b.Context(), req)
+		times = append(times, time.Since(start))
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(len(r.Snapshot().Entries)), "tools")
+}
