@@ -63,7 +63,7 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 	reg := newRegistry(opts, backend, &log, nil)
-	res, err := reg.CallTool(ctx, &protocol.CallToolRequest{Name: args[0], Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
+	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: args[0], Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
 	if err != nil {
 		return fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)
 	}

@@ -31,7 +31,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		Info:           protocol.Implementation{Name: "tairseach-mcp", Title: "Tairseach", Version: version()},
 		Instructions:   opts.instructions,
 		Logger:         &log,
-		ListChanged:    !opts.noWatch,
+		ListChanged:    !opts.noWatch && opts.toolMode != "search", // the search tools never change
 		MaxMessageSize: opts.maxMessageSize,
 		MaxInFlight:    opts.maxInFlight,
 	}
@@ -40,7 +40,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		srv.ProgressInterval = -1 // off
 	}
 	reg := newRegistry(opts, backend, &log, srv)
-	srv.Tools = reg
+	srv.Tools = toolProvider(opts, reg)
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
@@ -53,7 +53,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		<-reg.Loaded()
 		snap := reg.Snapshot()
 		logSummary(&log, snap)
-		log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("socket", opts.socket).
+		log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("tool_mode", opts.toolMode).Str("socket", opts.socket).
 			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
 		if watchCtx.Err() != nil {
 			return
@@ -121,9 +121,19 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		// Answer initialize while the manifests load; tools/list waits.
 		ro.LoadInBackground = true
 		ro.Report = func(level zerolog.Level, msg string) { srv.Log(clientLevel(level), "tairseach-mcp", msg) }
-		ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() }
+		if opts.toolMode != "search" {
+			ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() }
+		}
 	}
 	return registry.New(ro)
+}
+
+// toolProvider is what clients see of reg in the chosen --tool-mode.
+func toolProvider(opts *options, reg *registry.Registry) protocol.ToolProvider {
+	if opts.toolMode == "search" {
+		return registry.NewSearch(reg)
+	}
+	return reg
 }
 
 // logSummary points at validate when the manifests have problems; each

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -12,20 +13,29 @@ import (
 )
 
 func newToolsCmd(e *env, opts *options) *cobra.Command {
-	var asJSON bool
+	var asJSON, tokens bool
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "List the tools that would be served: MCP name, backend method, source file",
 		Long: `tools loads the manifests exactly as the server does and lists what a client would
 see, for the current --include, --exclude, --read-only, then the tools it would not
 serve and why. It does not contact the backend. Problems are listed by
-'tairseach-mcp validate'.`,
+'tairseach-mcp validate'.
+
+With --tokens it shows instead what the tool list costs a client, for the current filters
+and --tool-mode: the bytes of each tool's JSON and of the whole tools/list response, as
+the bridge sends them to a client of the newest MCP version, and an estimate of their
+tokens: ` + tokenMethod + `.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tokens {
+				return runTokens(cmd.Context(), e, opts, asJSON)
+			}
 			return runTools(e, opts, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().BoolVar(&tokens, "tokens", false, "show the bytes and estimated tokens of the tool list a client receives")
 	return cmd
 }
 
@@ -90,4 +100,21 @@ func runTools(e *env, opts *options, asJSON bool) error {
 	}
 	fmt.Fprintln(e.stderr)
 	return nil
+}
+
+func runTokens(ctx context.Context, e *env, opts *options, asJSON bool) error {
+	if err := requireManifests(opts.manifests); err != nil {
+		return err
+	}
+	log := zerolog.Nop()
+	c, err := measureList(ctx, toolProvider(opts, newRegistry(opts, nil, &log, nil)))
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	}
+	return printCost(e, c)
 }
