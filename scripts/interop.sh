@@ -22,6 +22,11 @@
 #              validated, packed and unpacked with the pinned MCPB CLI; the
 #              unpacked server is started as its manifest says and two
 #              sessions checked (scripts/interop/bundle-check.sh);
+#   sdk-search the same client in --tool-mode search: find a tool, call it
+#              (scripts/interop/sdk-search.mjs);
+#   tokens     `tools --tokens` against the o200k_base and cl100k_base BPE
+#              encodings (gpt-tokenizer): each estimate within 15%
+#              (scripts/interop/tokens.mjs);
 #   conformance  the tools scenarios of the official conformance suite, over a
 #              Streamable HTTP front (scripts/interop/http-bridge.mjs); see
 #              scripts/interop/CONFORMANCE.md for what is run and why.
@@ -293,6 +298,37 @@ done
 # ------------------------------------------------------- Claude Desktop bundle
 # shellcheck source=scripts/interop/bundle-check.sh
 source "$here/bundle-check.sh"
+# checks CLIENT ERA COMMAND...: run a script that prints "ok   CLIENT ERA CHECK"
+# (maybe followed by " (detail)") or "FAIL CLIENT ERA CHECK: why" per check,
+# and record each.
+checks() {
+	local client="$1" era="$2" out="$work/$1.$2.out" rc=0 seen=0 line rest
+	shift 2
+	limit 120 "$@" >"$out" 2>"$out.err" || rc=$?
+	while IFS= read -r line; do
+		[[ "$line" =~ ^(ok|FAIL)\ +$client\ $era\ (.*)$ ]] || continue
+		seen=1 rest="${BASH_REMATCH[2]}"
+		if [[ "${BASH_REMATCH[1]}" == ok ]]; then
+			record "$client" "$era" "${rest%% (*}" ok "$([[ "$rest" == *" ("* ]] && { rest="${rest#* (}"; echo "${rest%)}"; })"
+		else
+			record "$client" "$era" "${rest%%: *}" FAIL "${rest#*: }"
+		fi
+	done <"$out"
+	if [[ "$rc" != 0 ]]; then
+		[[ "$seen" == 1 ]] || record "$client" "$era" session FAIL "exit code $rc and no checks printed"
+		indent "$out.err"
+	fi
+}
+
+say "TypeScript SDK $sdk_version in search mode (scripts/interop/sdk-search.mjs)"
+for version in 2025-03-26 2025-11-25; do
+	checks sdk-search "$version" "$node" "$pkgdir/sdk-search.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" --protocol-version "$version"
+done
+
+say "tools --tokens against gpt-tokenizer $("$node" -p 'require(process.argv[1]).version' "$pkgdir/node_modules/gpt-tokenizer/package.json") (scripts/interop/tokens.mjs)"
+for mode in all search; do
+	checks tokens "$mode" "$node" "$pkgdir/tokens.mjs" --mode "$mode" --bridge "$bridge" "$root/manifests-example" "$root/registry/testdata/catalogue"
+done
 
 # --------------------------------------------------------------- conformance
 # Scenarios that apply to the bridge: tools, and the prompts and resources
