@@ -251,3 +251,23 @@ func BenchmarkFindTools(b *testing.B) {
 	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(len(r.Snapshot().Entries)), "tools")
 }
+
+// FuzzSearchArguments: whatever find_tools and call_tool are given, the
+// answer is a result (isError for bad arguments), never a panic or an error.
+func FuzzSearchArguments(f *testing.F) {
+	for _, s := range []string{`{"query":"note"}`, `{"query":"x","limit":20}`, `{"limit":-1}`, `{"name":"t_notes_any","arguments":{}}`, `{"name":"t_notes_any","arguments":[]}`, `null`, ``, `[`, `{"query":"\ud800"}`} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	writeFile(f, filepath.Join(dir, "n.json"), schemaManifest)
+	be := &fakeBackend{fn: func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }}
+	s := NewSearch(New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be}))
+	f.Fuzz(func(t *testing.T, args string) {
+		for _, name := range []string{"t_find_tools", "t_call_tool"} {
+			res, err := s.CallTool(t.Context(), &protocol.CallToolRequest{Name: name, Arguments: []byte(args)})
+			if err != nil || res == nil {
+				t.Fatalf("%s(%s): %v, %v", name, args, res, err)
+			}
+		}
+	})
+}

@@ -16,6 +16,8 @@ targets=(
 	"./manifest FuzzParse"
 	"./manifest FuzzDecodeValue"
 	"./registry FuzzClientName"
+	"./registry FuzzSearchArguments"
+	"./registry/toolsearch FuzzSearch"
 	"./socketclient FuzzDecodeReply"
 	"./cmd/tairseach-mcp/cli FuzzJSONObject"
 )

@@ -53,3 +53,22 @@ func TestSearch(t *testing.T) {
 		t.Errorf("empty index found %v", got)
 	}
 }
+
+// FuzzSearch: any query is searched without panic, and the results are
+// distinct docs, at most limit of them, the same each time.
+func FuzzSearch(f *testing.F) {
+	for _, s := range []string{"reply to Ana's email", "SpO2 overnight", "getUnreadCount", "aB", "'", "É\u00e9\xff", "running ies"} {
+		f.Add(s)
+	}
+	ix := New([]Doc{{Name: "mail.reply", Description: "Reply to an email."}, {Name: "health.spo2", Title: "Blood oxygen"}, {Name: "x"}})
+	f.Fuzz(func(t *testing.T, query string) {
+		got := ix.Search(query, 2)
+		if len(got) > 2 || (len(got) == 2 && got[0] == got[1]) {
+			t.Fatalf("Search(%q) = %v", query, got)
+		}
+		if again := ix.Search(query, 2); !slices.Equal(got, again) {
+			t.Fatalf("Search(%q) = %v, then %v", query, got, again)
+		}
+		New([]Doc{{Name: query, Title: query, Description: query, Params: query, Group: query}}).Search(query, 1)
+	})
+}
