@@ -260,7 +260,9 @@ func FuzzSearchArguments(f *testing.F) {
 	}
 	dir := f.TempDir()
 	writeFile(f, filepath.Join(dir, "n.json"), schemaManifest)
-	be := &fakeBackend{fn: func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }}
+	be := &fakeBackend{fn: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), nil
+	}}
 	s := NewSearch(New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be}))
 	f.Fuzz(func(t *testing.T, args string) {
 		for _, name := range []string{"t_find_tools", "t_call_tool"} {

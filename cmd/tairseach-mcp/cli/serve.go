@@ -28,7 +28,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	defer backend.Close()
 
 	srv := &protocol.Server{
-		Info:           protocol.Implementation{Name: "tairseach-mcp", Title: "Tairseach", Version: version()},
+		Info:           serverInfo(),
 		Instructions:   opts.instructions,
 		Logger:         &log,
 		ListChanged:    !opts.noWatch && opts.toolMode != "search", // the search tools never change
@@ -81,6 +81,11 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	}
 	log.Debug().Msg("session ended")
 	return nil
+}
+
+// serverInfo names the server to clients.
+func serverInfo() protocol.Implementation {
+	return protocol.Implementation{Name: "tairseach-mcp", Title: "Tairseach", Version: version()}
 }
 
 func newBackend(opts *options, log *zerolog.Logger) *socketclient.Client {

@@ -75,7 +75,7 @@ func measureList(ctx context.Context, tools protocol.ToolProvider) (*listCost, e
 	req := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{`+
 		`"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n", protocol.ModernVersion)
 	var out bytes.Buffer
-	srv := &protocol.Server{Info: protocol.Implementation{Name: "tairseach-mcp", Version: version()}, Tools: tools}
+	srv := &protocol.Server{Info: serverInfo(), Tools: tools}
 	if err := srv.Serve(ctx, strings.NewReader(req), &out); err != nil {
 		return nil, err
 	}
