@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -117,7 +118,7 @@ func groups(snap *Snapshot) string {
 	var gs []*group
 	byName := map[string]*group{}
 	for _, e := range snap.Entries {
-		name := cmpOr(e.Manifest.Name, e.Manifest.ID)
+		name := cmp.Or(e.Manifest.Name, e.Manifest.ID)
 		g := byName[name]
 		if g == nil {
 			g = &group{name: name, about: firstSentence(e.Manifest.Description)}
@@ -150,13 +151,6 @@ func groups(snap *Snapshot) string {
 		}
 	}
 	return "- none yet"
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // firstSentence returns text up to the end of its first sentence.
@@ -264,7 +258,7 @@ func (s *Search) indexOf(snap *Snapshot) *toolsearch.Index {
 	docs := make([]toolsearch.Doc, len(snap.Entries))
 	for i, e := range snap.Entries {
 		docs[i] = toolsearch.Doc{
-			Name: e.Tool.Name, Title: cmpOr(e.Tool.Title, annotationTitle(e.Tool.Annotations)), Description: e.Tool.Description,
+			Name: e.Tool.Name, Title: e.Tool.Title, Description: e.Tool.Description,
 			Params: params(e.Tool.InputSchema),
 			Group:  strings.Join([]string{e.Manifest.Name, e.Manifest.Description, e.Manifest.Category}, " "),
 		}
@@ -272,13 +266,6 @@ func (s *Search) indexOf(snap *Snapshot) *toolsearch.Index {
 	ix := toolsearch.New(docs)
 	s.idx.Store(&snapIndex{snap, ix})
 	return ix
-}
-
-func annotationTitle(a *manifest.Annotations) string {
-	if a == nil {
-		return ""
-	}
-	return a.Title
 }
 
 // params returns the names and descriptions of a schema's properties,
