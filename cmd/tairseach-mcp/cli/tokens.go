@@ -18,7 +18,7 @@ import (
 // output. scripts/interop/tokens.mjs holds it within 15% of the o200k_base
 // and cl100k_base encodings on every tool of the example manifests and of
 // registry/testdata/catalogue.
-const tokenMethod = "tokens are estimated from character classes: 1.1 per word of letters, " +
+const tokenMethod = "tokens estimated from character classes: 1.1 per word of letters, " +
 	"0.4 more per letter past the 8th of a word, 0.5 per digit, 0.25 per punctuation mark " +
 	"and 1 per other character; spaces are free (within 15% of OpenAI's o200k_base and " +
 	"cl100k_base BPE encodings on the example manifests)"

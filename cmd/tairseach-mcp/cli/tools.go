@@ -24,8 +24,8 @@ serve and why. It does not contact the backend. Problems are listed by
 
 With --tokens it shows instead what the tool list costs a client, for the current filters
 and --tool-mode: the bytes of each tool's JSON and of the whole tools/list response, as
-the bridge sends them to a client of the newest MCP version, and an estimate of their
-tokens: ` + tokenMethod + `.`,
+the bridge sends them to a client of the newest MCP version, and their
+` + tokenMethod + `.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if tokens {
