@@ -15,7 +15,7 @@ import (
 const (
 	DefaultMaxMessageSize   = 32 << 20
 	DefaultMaxInFlight      = 256
-	DefaultMaxPendingBytes  = 64 << 20
+	DefaultMaxPendingBytes  = 16 << 20
 	DefaultShutdownGrace    = 5 * time.Second
 	DefaultProgressInterval = 5 * time.Second
 	DefaultPageSize         = 2000
@@ -48,7 +48,7 @@ type Server struct {
 	// client.
 	MaxInFlight int
 	// MaxPendingBytes bounds the memory a session holds for a client that
-	// reads slowly or not at all (default 64 MiB): the bytes of responses
+	// reads slowly or not at all (default 16 MiB): the bytes of responses
 	// and notifications produced but not yet written. At the bound, the
 	// reader stops reading requests and tool calls wait before they start,
 	// until the writer has made room. Calls already running still finish,

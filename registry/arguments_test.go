@@ -2,9 +2,10 @@ package registry
 
 import (
 	"context"
-	"github.com/go-json-experiment/json/jsontext"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Arguments are always checked by the schema library, with the one JSON

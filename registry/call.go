@@ -71,14 +71,8 @@ func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (*pro
 		// Parse compiled these schemas before the tool was served.
 		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
 	}
-	switch vs, err := r.check(ctx, schemas.in, args); {
-	case ctx.Err() != nil:
-		return r.stopped(ctx, e, "while its arguments were checked")
-	case err != nil:
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, describeDecodeError(err)), true), outcomeInvalidArguments
-	case len(vs) > 0:
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
-			e.Name, describeViolations(vs, "arguments")), true), outcomeInvalidArguments
+	if res, outcome := r.checkArguments(ctx, e, schemas.in, args); res != nil {
+		return res, outcome
 	}
 	if r.opts.Backend == nil {
 		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
@@ -90,6 +84,21 @@ func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (*pro
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
 	return r.success(ctx, e, schemas.out, result)
+}
+
+// checkArguments checks a call's arguments against the tool's input
+// schema; it returns nil when they pass, else the result to answer.
+func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *jsonschema.Schema, args jsontext.Value) (*protocol.CallToolResult, string) {
+	switch vs, err := r.check(ctx, input, args); {
+	case ctx.Err() != nil:
+		return r.stopped(ctx, e, "while its arguments were checked")
+	case err != nil:
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, describeDecodeError(err)), true), outcomeInvalidArguments
+	case len(vs) > 0:
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
+			e.Name, describeViolations(vs, "arguments")), true), outcomeInvalidArguments
+	}
+	return nil, ""
 }
 
 // check decodes a value within the limits and validates it against s. It

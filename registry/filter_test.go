@@ -3,12 +3,12 @@ package registry
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -62,7 +62,7 @@ func TestFilters(t *testing.T) {
 			map[string]string{"mail.send": "filtered out by --read-only: its annotations do not say readOnlyHint: true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := New(Options{Dirs: []string{dir}, Prefix: "t", Filter: tc.filter, Backend: &fakeBackend{fn: func(_ context.Context, _ string, p json.RawMessage) (json.RawMessage, error) { return p, nil }}})
+			r := New(Options{Dirs: []string{dir}, Prefix: "t", Filter: tc.filter, Backend: &fakeBackend{fn: func(_ context.Context, _ string, p jsontext.Value) (jsontext.Value, error) { return p, nil }}})
 			s := r.Snapshot()
 			if got := names(s); got != tc.served {
 				t.Errorf("served %s, want %s", got, tc.served)
@@ -83,7 +83,7 @@ func TestFilters(t *testing.T) {
 			}
 			// A filtered-out tool is as unknown as a name never declared.
 			for _, u := range s.Unserved {
-				_, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: u.Name, Arguments: json.RawMessage(`{}`)})
+				_, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: u.Name, Arguments: jsontext.Value(`{}`)})
 				if !errors.Is(err, protocol.ErrInvalidParams) {
 					t.Errorf("calling unserved %s: %v, want invalid params", u.Name, err)
 				}

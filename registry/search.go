@@ -182,8 +182,8 @@ func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	if err != nil {
 		return nil, err // fixed schemas: never happens
 	}
-	if msg := checkArguments(e.Name, schemas.in, args); msg != "" {
-		return protocol.TextResult(msg, true), nil
+	if res, _ := s.reg.checkArguments(ctx, e, schemas.in, args); res != nil {
+		return res, nil
 	}
 	if e == s.find {
 		return s.findTools(ctx, args), nil

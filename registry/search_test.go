@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
 
@@ -33,8 +35,8 @@ func foundNames(t *testing.T, res *protocol.CallToolResult) []string {
 	}
 	var out struct {
 		Tools []struct {
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"inputSchema"`
+			Name        string         `json:"name"`
+			InputSchema jsontext.Value `json:"inputSchema"`
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
@@ -63,7 +65,7 @@ func TestSearchModeListsTwoToolsThatStayTheSame(t *testing.T) {
 	if !slices.Equal(names, []string{"t_find_tools", "t_call_tool"}) {
 		t.Fatalf("tools = %v", names)
 	}
-	find, _ := list.Lookup("t_find_tools")
+	find := list.Tools()[0]
 	if !strings.Contains(find.Description, "3 tools in these groups:\n- mail (3)") {
 		t.Errorf("find_tools description does not name the groups:\n%s", find.Description)
 	}
@@ -120,11 +122,11 @@ func mapKeys(m map[string]any) func(func(string) bool) {
 func TestCallToolCallsAsADirectCallWould(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
-	be := &fakeBackend{fn: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	be := &fakeBackend{fn: func(_ context.Context, method string, params jsontext.Value) (jsontext.Value, error) {
 		if method == "notes.count" {
 			return nil, errors.New("boom")
 		}
-		return json.RawMessage(`{"id":"n1"}`), nil
+		return jsontext.Value(`{"id":"n1"}`), nil
 	}}
 	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be, Filter: Filter{Exclude: []string{"notes.any"}}})
 	s := NewSearch(r)
@@ -163,7 +165,7 @@ func TestCallToolIsCancelledWithItsRequest(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
 	started := make(chan struct{})
-	be := &fakeBackend{fn: func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+	be := &fakeBackend{fn: func(ctx context.Context, _ string, _ jsontext.Value) (jsontext.Value, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -260,8 +262,8 @@ func FuzzSearchArguments(f *testing.F) {
 	}
 	dir := f.TempDir()
 	writeFile(f, filepath.Join(dir, "n.json"), schemaManifest)
-	be := &fakeBackend{fn: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-		return json.RawMessage(`{}`), nil
+	be := &fakeBackend{fn: func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
+		return jsontext.Value(`{}`), nil
 	}}
 	s := NewSearch(New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be}))
 	f.Fuzz(func(t *testing.T, args string) {
