@@ -124,6 +124,7 @@ variable, which wins over the default.`,
 		newValidateCmd(e, opts),
 		newVersionCmd(e),
 		newInstallCmd(e), newUninstallCmd(e),
+		newDoctorCmd(e, opts),
 	)
 	return root
 }
