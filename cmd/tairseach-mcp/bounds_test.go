@@ -217,7 +217,8 @@ func write(t *testing.T, path, data string) {
 }
 
 // peakRSS returns a running process's peak resident set in MiB (VmHWM;
-// wait4's ru_maxrss would count the test process it was forked from).
+// wait4's ru_maxrss would count the test process it was forked from), or
+// 0 when the process is already exiting.
 func peakRSS(t *testing.T, pid int) int {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -231,6 +232,5 @@ func peakRSS(t *testing.T, pid int) int {
 			return kib / 1024
 		}
 	}
-	t.Fatal("no VmHWM in /proc status")
-	return 0
+	return 0 // exiting already: a zombie has no memory left to report
 }

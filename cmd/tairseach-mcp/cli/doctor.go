@@ -182,7 +182,7 @@ func (r result) fail(msg, fix string) result { return result{r.Name, statusFail,
 func (r result) warn(msg, fix string) result { return result{r.Name, statusWarn, msg, fix} }
 
 // checkManifests reports missing folders and the manifests' problems by
-// severity. Renames are not problems: the mapping made the name valid.
+// severity.
 func checkManifests(dirs []string, snap *registry.Snapshot) []result {
 	var rs []result
 	r := result{Name: "manifests"}
@@ -196,7 +196,7 @@ func checkManifests(dirs []string, snap *registry.Snapshot) []result {
 	var errs, warns int
 	for _, p := range snap.Problems {
 		switch {
-		case snap.IsRename(p), missing[p.File]: // said above
+		case missing[p.File]: // said above
 		case p.Severity == manifest.Error:
 			errs++
 		default:
@@ -236,10 +236,6 @@ func checkNames(prefix string, entries []*registry.Entry) result {
 	return result{r.Name, statusOK, fmt.Sprintf("all %d valid for Claude Desktop; %d renamed to fit", len(entries), renamed), ""}
 }
 
-// estimateTokens guesses how many tokens a model spends on n bytes of a
-// tool list: about four bytes a token for English text and JSON.
-func estimateTokens(n int) int { return (n + 3) / 4 }
-
 // checkToolList holds the tools/list response a client received against
 // the limits of common clients: the number of tools, and their share of
 // a model's context.
@@ -260,7 +256,7 @@ func checkToolList(line []byte) []result {
 	if resp.Result.NextCursor != "" {
 		page = " on the first page alone"
 	}
-	narrow := "serve fewer tools: fewer manifests, or a --manifests folder per client"
+	narrow := "serve fewer tools: --tool-mode search lists two instead of all, or --include/--exclude/--read-only narrow them (docs/tools.md)"
 	count := result{"tool count", statusOK, fmt.Sprintf("%d%s: within Cursor's %d and OpenAI's %d", n, page, cursorTools, openAITools), ""}
 	switch {
 	case n > openAITools:
@@ -270,7 +266,7 @@ func checkToolList(line []byte) []result {
 	case n > cursorTools:
 		count = count.warn(fmt.Sprintf("%d: Cursor uses only the first %d", n, cursorTools), narrow)
 	}
-	tokens := estimateTokens(len(line))
+	tokens := estimateTokens(string(line))
 	limit := contextTokens * listShare / 100
 	size := result{"tool list", statusOK, fmt.Sprintf("%d bytes%s, about %d tokens: %.1f%% of a %dk-token context", len(line), page, tokens, 100*float64(tokens)/contextTokens, contextTokens/1000), ""}
 	if tokens > limit {

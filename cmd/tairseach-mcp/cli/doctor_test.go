@@ -179,7 +179,7 @@ func TestDoctorChecksTheToolList(t *testing.T) {
 	}{
 		{"a few small tools", toolsList(3, 10), []check{
 			{statusOK, "3: within Cursor's 40 and OpenAI's 128", ""},
-			{statusOK, fmt.Sprintf("%d bytes, about %d tokens: 0.0%% of a 200k-token context", len(toolsList(3, 10)), estimateTokens(len(toolsList(3, 10)))), ""}}},
+			{statusOK, fmt.Sprintf("%d bytes, about %d tokens: 0.0%% of a 200k-token context", len(toolsList(3, 10)), estimateTokens(string(toolsList(3, 10)))), ""}}},
 		{"past Cursor's 40", toolsList(41, 10), []check{{statusWarn, "41: Cursor uses only the first 40", "serve fewer tools"}, {statusOK, "", ""}}},
 		{"past 80, what Cursor loses", toolsList(81, 10), []check{{statusWarn, "81: Cursor uses only the first 40; the other 41, from t41 on, are lost to it", "serve fewer tools"}, {statusOK, "", ""}}},
 		{"past OpenAI's 128", toolsList(129, 10), []check{{statusWarn, "129: OpenAI's API refuses more than 128 tools", ""}, {statusOK, "", ""}}},
