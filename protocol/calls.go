@@ -89,7 +89,7 @@ func (c *call) run(ctx context.Context) {
 		res, err := ss.handle(ctx, rq, c.info, c.p)
 		return ss.encode(rq, c.info, res, err)
 	}
-	resp := encodeError(rq.id, errShuttingDown)
+	var resp []byte
 	if isStream {
 		resp = answer()
 	} else {
@@ -102,6 +102,9 @@ func (c *call) run(ctx context.Context) {
 		case <-ctx.Done(): // cancelled while in line: it never runs
 		}
 		<-ss.admitted
+	}
+	if resp == nil {
+		resp = encodeError(rq.id, errShuttingDown)
 	}
 	ss.mu.Lock()
 	delete(ss.inflight, string(rq.id))
