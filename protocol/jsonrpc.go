@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -241,6 +242,21 @@ func decodeFailure(data []byte, err error) (rq request, ignore bool, errID jsont
 		errID = m.ID
 	}
 	return rq, false, errID, fmt.Errorf("%w: %s", ErrInvalidRequest, describe(err))
+}
+
+// lastID matches an id that is the last member of an object at the end
+// of a line: the object's closing brace ends the line, so the member is
+// the top-level object's own.
+var lastID = regexp.MustCompile(`[{,]\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*}\s*$`)
+
+// idAtEnd finds the id of a message from its last bytes only, when it is
+// the message's last member (where the TypeScript SDK writes it).
+func idAtEnd(tail []byte) jsontext.Value {
+	m := lastID.FindSubmatch(tail)
+	if m == nil || !validID(m[1]) {
+		return nil
+	}
+	return bytes.Clone(m[1])
 }
 
 // idFromPrefix finds what a message too long to read whole shows in its

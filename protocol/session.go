@@ -151,7 +151,7 @@ func (ss *session) read(ctx context.Context, r io.Reader) error {
 	for ss.out.waitRoom(ss.stopped) {
 		line, tooLong, err := lr.next()
 		if tooLong {
-			ss.tooLong(line)
+			ss.tooLong(line, lr.tail)
 		} else {
 			ss.handleLine(ctx, line)
 		}
@@ -165,13 +165,18 @@ func (ss *session) read(ctx context.Context, r io.Reader) error {
 }
 
 // tooLong answers a message longer than the limit, of which prefix is
-// the start: with its id, when the start shows it. A response from the
+// the start and tail the end: with its id, when the start shows it, or
+// the end shows it as the object's last member. A response from the
 // client, a notification, or a message whose id does not show, is not
 // answered.
-func (ss *session) tooLong(prefix []byte) {
+func (ss *session) tooLong(prefix, tail []byte) {
 	max := orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize)
 	ss.log.Warn().Int("max_bytes", max).Msg("message too long")
-	if id, response := idFromPrefix(prefix); id != nil && !response {
+	id, response := idFromPrefix(prefix)
+	if id == nil {
+		id = idAtEnd(tail)
+	}
+	if id != nil && !response {
 		ss.out.send(encodeError(id, &Error{
 			Code:    CodeInvalidRequest,
 			Message: fmt.Sprintf("message longer than %d bytes; raise --max-message-size to accept it", max),
