@@ -3,6 +3,8 @@ package protocol
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -78,4 +80,18 @@ func ClientLog(ctx context.Context, level LogLevel, logger string, data any) {
 	if level >= min {
 		c.ss.sendLog(level, logger, data)
 	}
+}
+
+// logSafe returns a client-supplied string fit for a log line: valid
+// UTF-8, and at most 200 bytes.
+func logSafe(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= 200 {
+		return s
+	}
+	n := 200
+	for !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -185,8 +185,11 @@ func (ss *session) reply(b *batch, rq *request, resp []byte) {
 
 type initializeParams struct {
 	metaParams
-	ProtocolVersion *string        `json:"protocolVersion"`
-	ClientInfo      jsontext.Value `json:"clientInfo"`
+	ProtocolVersion *string `json:"protocolVersion"`
+	ClientInfo      struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"clientInfo"`
 }
 
 type initializeResult struct {
@@ -216,9 +219,8 @@ func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams
 	}
 	ss.version.Store(&v)
 	ev := ss.log.Info().Str("requested", requested).Str("protocol_version", v)
-	if p.ClientInfo.IsValid() {
-		ev = ev.RawJSON("client", p.ClientInfo)
-	}
+	// The client's strings are the client's: logged short and valid.
+	ev = ev.Str("client", logSafe(p.ClientInfo.Name)).Str("client_version", logSafe(p.ClientInfo.Version))
 	ev.Msg("initialize")
 	return &initializeResult{
 		ProtocolVersion: v,

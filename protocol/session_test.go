@@ -10,10 +10,12 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 )
 
 const pong = `{"jsonrpc":"2.0","id":"after","result":{}}`
@@ -607,4 +609,27 @@ func TestToolSetEqual(t *testing.T) {
 	if NewToolSet(nil).Equal(nil) || !(*ToolSet)(nil).Equal(nil) {
 		t.Error("nil sets")
 	}
+}
+
+// The log line for initialize carries the client's name and version, cut
+// short and made valid UTF-8, never its clientInfo as sent.
+func TestInitializeLogsTheClientSafely(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs strings.Builder
+		srv := newTestServer(nil)
+		log := zerolog.New(&logs)
+		srv.Logger = &log
+		s := startSession(t, t.Context(), srv, Version20251125)
+		huge := strings.Repeat("n", 5<<20)
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` + huge + "\xff" + `","version":"1","extra":"` + huge + `"}}}`)
+		s.close()
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if len(line) > 4<<10 || !utf8.ValidString(line) {
+				t.Errorf("a log line of %d bytes (valid UTF-8: %v): %.200s", len(line), utf8.ValidString(line), line)
+			}
+		}
+		if !strings.Contains(logs.String(), `"client":"nnnn`) {
+			t.Errorf("the log does not name the client:\n%.500s", logs.String())
+		}
+	})
 }
