@@ -209,18 +209,18 @@ func (s *Search) findTools(ctx context.Context, args []byte) *protocol.CallToolR
 	}
 	snap := s.reg.Snapshot()
 	type found struct {
-		Name        string           `json:"name"`
-		Title       string           `json:"title,omitzero"`
-		Description string           `json:"description"`
-		InputSchema jsontext.Value   `json:"inputSchema"`
-		Annotations *foundAnnotation `json:"annotations,omitzero"`
+		Name        string                    `json:"name"`
+		Title       string                    `json:"title,omitzero"`
+		Description string                    `json:"description"`
+		InputSchema jsontext.Value            `json:"inputSchema"`
+		Annotations *protocol.ToolAnnotations `json:"annotations,omitzero"`
 	}
 	out := struct {
 		Tools []found `json:"tools"`
 	}{Tools: []found{}}
 	for _, i := range s.indexOf(snap).Search(in.Query, min(in.Limit, maxFindLimit)) {
 		e := snap.Entries[i]
-		out.Tools = append(out.Tools, found{e.Name, e.Tool.Title, e.Tool.Description, e.Tool.InputSchema, annotation(e.Tool.Annotations)})
+		out.Tools = append(out.Tools, found{e.Name, e.Tool.Title, e.Tool.Description, e.Tool.InputSchema, annotations(e.Tool.Annotations)})
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -230,23 +230,6 @@ func (s *Search) findTools(ctx context.Context, args []byte) *protocol.CallToolR
 	res := protocol.TextResult(string(b), false)
 	res.StructuredContent = b
 	return res
-}
-
-// foundAnnotation is a tool's annotations as find_tools returns them:
-// the hints the manifest gives, and no others.
-type foundAnnotation struct {
-	Title           string `json:"title,omitzero"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitzero"`
-	DestructiveHint *bool  `json:"destructiveHint,omitzero"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitzero"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitzero"`
-}
-
-func annotation(a *manifest.Annotations) *foundAnnotation {
-	if a == nil || *a == (manifest.Annotations{}) {
-		return nil
-	}
-	return &foundAnnotation{a.Title, a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint}
 }
 
 // indexOf returns the search index of snap's tools, made on first use

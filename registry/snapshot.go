@@ -126,14 +126,16 @@ func protocolTool(name string, t *manifest.Tool) protocol.Tool {
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
 	}
-	if a := t.Annotations; a != nil {
-		pt.Annotations = &protocol.ToolAnnotations{
-			Title:           a.Title,
-			ReadOnlyHint:    a.ReadOnlyHint,
-			DestructiveHint: a.DestructiveHint,
-			IdempotentHint:  a.IdempotentHint,
-			OpenWorldHint:   a.OpenWorldHint,
-		}
-	}
+	pt.Annotations = annotations(t.Annotations)
 	return pt
+}
+
+// annotations returns a tool's hints as clients see them; nil when the
+// manifest gives none.
+func annotations(a *manifest.Annotations) *protocol.ToolAnnotations {
+	if a == nil || *a == (manifest.Annotations{}) {
+		return nil
+	}
+	return &protocol.ToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
+		IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
 }
