@@ -370,7 +370,6 @@ func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error)
 	return summarise("", initLat, 0, 0), summarise("", listLat, 0, 0), nil
 }
 
-
 // client talks to one bridge process over its stdin and stdout. It works
 // as the direct client works on the socket, on one goroutine with
 // buffered reads and writes, so the two rows differ only by the bridge:
