@@ -164,7 +164,7 @@ func TestFaultTable(t *testing.T) {
 				}
 			}()
 			if row.sigterm {
-				waitFor(t, func() bool { return len(be.Requests()) > 0 })
+				waitForMethod(t, be, "h.hang")
 				cmd.Process.Signal(syscall.SIGTERM)
 			}
 			var out []string

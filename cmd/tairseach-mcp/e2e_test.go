@@ -218,7 +218,7 @@ func TestGoSDKClient(t *testing.T) {
 				_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "tairseach_notes_slow", Arguments: map[string]any{}})
 				done <- err
 			}()
-			waitFor(t, func() bool { return countMethod(be, "debug.sleep") == 1 })
+			waitForMethod(t, be, "debug.sleep")
 			cancel()
 			if err := <-done; err == nil {
 				t.Error("cancelled call returned no error")
@@ -275,16 +275,13 @@ func countMethod(be *sockettest.Server, method string) int {
 	return n
 }
 
-// waitFor polls cond: the condition is in another process, which no
-// channel reaches.
-func waitFor(t *testing.T, cond func() bool) {
+// waitForMethod waits until the backend has received a request for method.
+func waitForMethod(t *testing.T, be *sockettest.Server, method string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if !be.WaitRequest(ctx, func(r sockettest.Request) bool { return r.Method == method }) {
+		t.Fatalf("the backend received no %s within 10s", method)
 	}
 }
 
@@ -571,7 +568,7 @@ func TestSignalsFinishCallsInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_notes_slow","arguments":{}}}`+"\n")
-			waitFor(t, func() bool { return countMethod(be, "debug.sleep") == 1 })
+			waitForMethod(t, be, "debug.sleep")
 			cmd.Process.Signal(sig)
 			var lines []string
 			sc := bufio.NewScanner(stdout)

@@ -32,7 +32,7 @@ type collector struct {
 	mu        sync.Mutex
 	responses map[string][]string
 	others    []string
-	arrived   chan struct{} // closed and replaced when a response arrives
+	arrived   chan struct{} // closed and replaced when a message arrives
 	done      chan struct{}
 }
 
@@ -57,11 +57,11 @@ func collect(t *testing.T, r io.Reader) *collector {
 			c.mu.Lock()
 			if len(env.ID) > 0 {
 				c.responses[string(env.ID)] = append(c.responses[string(env.ID)], line)
-				close(c.arrived)
-				c.arrived = make(chan struct{})
 			} else {
 				c.others = append(c.others, line)
 			}
+			close(c.arrived)
+			c.arrived = make(chan struct{})
 			c.mu.Unlock()
 		}
 	}()
@@ -74,7 +74,7 @@ func (c *collector) count() int {
 }
 
 // countAndWake returns the number of ids answered and a channel closed
-// when the next response arrives.
+// when the next message arrives.
 func (c *collector) countAndWake() (int, <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -368,6 +368,8 @@ func TestManifestChurnUnderLoad(t *testing.T) {
 	s.Start()
 	dir := manifestDir(t, map[string]string{"echo.json": echoManifest})
 	r := runBridge(t, bridgeCmd(dir, s.Path))
+	// Initialized, so the bridge says when the list changes.
+	io.WriteString(r.stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
 	ctx, cancel := context.WithCancel(t.Context())
 	churned := make(chan struct{})
 	// The churner rewrites, corrupts, renames and deletes another manifest until cancelled.
@@ -404,20 +406,34 @@ func TestManifestChurnUnderLoad(t *testing.T) {
 	// Settle on a final state, then the list must match the files.
 	os.Remove(filepath.Join(dir, "renamed.json"))
 	os.WriteFile(filepath.Join(dir, "other.json"), []byte(manifestJSONFor("final.tool")), 0o644)
-	deadline := time.Now().Add(10 * time.Second)
+	// List again after each list_changed until the list shows the files.
+	timeout := time.After(10 * time.Second)
 	for id := n + 1; ; id++ {
+		r.out.mu.Lock()
+		notified := len(r.out.others)
+		r.out.mu.Unlock()
 		io.WriteString(r.stdin, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`+"\n", id))
-		waitCount(t, r.out, id-n+n, 5*time.Second)
+		waitCount(t, r.out, id+1, 5*time.Second) // ids 0 … id
 		r.out.mu.Lock()
 		list := r.out.responses[strconv.Itoa(id)][0]
 		r.out.mu.Unlock()
 		if strings.Count(list, `"name":`) == 2 && strings.Contains(list, "tairseach_final_tool") && strings.Contains(list, "tairseach_echo") {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("final tool list does not match the files: %s", list)
+		for {
+			got, arrived := r.out.countAndWake()
+			r.out.mu.Lock()
+			more := len(r.out.others) > notified
+			r.out.mu.Unlock()
+			if more {
+				break
+			}
+			select {
+			case <-arrived:
+			case <-timeout:
+				t.Fatalf("final tool list does not match the files after %d responses: %s", got, list)
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	r.finish(t)
 	if errs := r.out.exactlyOnce(t, n); errs != 0 {

@@ -133,6 +133,7 @@ type Server struct {
 	ln       *net.UnixListener // nil while stopped
 	conns    map[*serverConn]struct{}
 	requests []Request
+	arrived  chan struct{} // closed and replaced when a request is recorded
 	delay    time.Duration
 	fault    func(Request) Fault
 	open     int // connections now
@@ -350,7 +351,34 @@ func (s *Server) record(req Request) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	if s.arrived != nil {
+		close(s.arrived)
+		s.arrived = nil
+	}
 	s.mu.Unlock()
+}
+
+// WaitRequest waits until a request for which match reports true has
+// been received, or ctx ends; it reports whether one was. Tests use it to
+// act once the backend is in the middle of a call, without polling.
+func (s *Server) WaitRequest(ctx context.Context, match func(Request) bool) bool {
+	for {
+		s.mu.Lock()
+		if slices.ContainsFunc(s.requests, match) {
+			s.mu.Unlock()
+			return true
+		}
+		if s.arrived == nil {
+			s.arrived = make(chan struct{})
+		}
+		arrived := s.arrived
+		s.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // close closes the connection and cancels its context; it may be called
