@@ -250,8 +250,7 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 	case errors.Is(err, socketclient.ErrUnavailable):
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("socket", addr).Msg("backend unavailable")
 		tellClient(ctx, "backend unavailable: "+err.Error())
-		return protocol.TextResult(fmt.Sprintf("The Tairseach backend is not reachable (%v). Is the backend running at %s? Start it (or fix --socket), then call the tool again.",
-			err, addr), true), outcomeUnavailable
+		return protocol.TextResult(fmt.Sprintf("The Tairseach backend is not reachable (%v). Start it (or fix --socket), then call the tool again.", err), true), outcomeUnavailable
 	case errors.Is(err, socketclient.ErrBadReply):
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("backend_method", e.Method).Msg("bad backend reply")
 		tellClient(ctx, "bad backend reply: "+err.Error())

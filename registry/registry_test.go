@@ -180,7 +180,7 @@ func TestCallOutcomes(t *testing.T) {
 		{name: "a backend error keeps its code, message and data", tool: "t_notes_any", args: `{}`, err: &socketclient.RPCError{Code: -32011, Message: "Permission denied", Data: jsontext.Value(`{"reason":"no"}`)}, wantError: true,
 			wantText: []string{"The backend returned error -32011 for notes.any: Permission denied", `Details: {"reason":"no"}`}},
 		{name: "an unreachable backend says where it was looked for", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w at /run/t.sock: connect: no such file or directory", socketclient.ErrUnavailable), wantError: true,
-			wantText: []string{"not reachable", "Is the backend running at /run/t.sock?"}},
+			wantText: []string{"not reachable", "at /run/t.sock: connect: no such file or directory", "Start it (or fix --socket)"}},
 		{name: "a timeout says the backend is slow or hung", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("read: %w", context.DeadlineExceeded), wantError: true,
 			wantText: []string{"did not answer notes.any within 1s"}},
 		{name: "garbage from the backend is an error", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w: invalid character 'h'", socketclient.ErrBadReply), wantError: true,

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry"
 )
 
 func newCallCmd(e *env, opts *options) *cobra.Command {
@@ -63,7 +64,14 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 	reg := newRegistry(opts, backend, &log, nil)
-	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: args[0], Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
+	name := args[0]
+	if opts.toolMode != "search" {
+		var err error
+		if name, err = resolveTool(reg.Snapshot(), opts.prefix, name); err != nil {
+			return err
+		}
+	}
+	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
 	if err != nil {
 		return fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)
 	}
@@ -90,6 +98,36 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 		return exitStatus(exitError)
 	}
 	return nil
+}
+
+// resolveTool finds the client name of the tool a person means: its
+// client name, its manifest name (notes.create), or its name without the
+// prefix, when only one tool answers to it. A tool that is declared but
+// not served, or a name close to others, is said so.
+func resolveTool(snap *registry.Snapshot, prefix, typed string) (string, error) {
+	var names, matches []string
+	for _, e := range snap.Entries {
+		if e.Name == typed {
+			return typed, nil
+		}
+		names = append(names, e.Name, e.Tool.Name)
+		if withPrefix, _ := registry.ClientName(prefix, typed); e.Tool.Name == typed || e.Name == withPrefix {
+			matches = append(matches, e.Name)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+	default:
+		return "", fmt.Errorf("%q could be %s; give the full name", typed, strings.Join(matches, " or "))
+	}
+	for _, u := range snap.Unserved {
+		if u.Name == typed || u.Tool == typed {
+			return "", fmt.Errorf("%s (%s in %s) is not served: %s", printable(typed), u.Path, printable(u.File), u.Reason)
+		}
+	}
+	return "", fmt.Errorf("unknown tool %q%s; run 'tairseach-mcp tools' to list the tools", typed, didYouMean(suggest(typed, names)))
 }
 
 // prettyJSON indents text that is JSON and returns other text unchanged.

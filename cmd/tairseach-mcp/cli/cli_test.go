@@ -286,3 +286,26 @@ func TestCommandsFlagsAndValuesSayWhatToType(t *testing.T) {
 		}
 	}
 }
+
+// call takes a tool by its client name, its manifest name or its name
+// without the prefix, and says why a declared tool is not served.
+func TestCallFindsTheToolAPersonMeans(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(okManifest), 0o644)
+	hidden := `{"id":"h","tools":[{"name":"notes.secret","description":"S.","inputSchema":{"type":"object"},"mcpExpose":false}],"implementation":{"methods":{"notes.secret":"notes.secret"}}}`
+	os.WriteFile(filepath.Join(dir, "hidden.json"), []byte(hidden), 0o644)
+	sock := filepath.Join(t.TempDir(), "none.sock")
+	for _, tt := range []struct{ name, want string }{
+		{"tairseach_notes_list", "not reachable"},
+		{"notes.list", "not reachable"},
+		{"notes_list", "not reachable"},
+		{"notes.lst", `unknown tool "notes.lst" (did you mean`},
+		{"notes.secret", "notes.secret (tools[0] in " + filepath.Join(dir, "hidden.json") + ") is not served: hidden by mcpExpose: false"},
+	} {
+		e, _, errb := testEnv(nil)
+		run(context.Background(), e, []string{"call", "--manifests", dir, "--socket", sock, tt.name})
+		if !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("call %s: stderr %q lacks %q", tt.name, errb, tt.want)
+		}
+	}
+}
