@@ -101,10 +101,18 @@ func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *jsonsche
 	return nil, ""
 }
 
-// check decodes a value within the limits and validates it against s. It
-// returns at once when ctx ends: the check itself then finishes on its
-// own, which the limits keep short.
+// inlineCheck is the size below which a value is checked on the call's
+// own goroutine: within the limits such a check takes microseconds.
+const inlineCheck = 64 << 10
+
+// check decodes a value within the limits and validates it against s. A
+// large value is checked aside, so that the call answers at once when
+// ctx ends; the check then finishes on its own, which the limits keep
+// short.
 func (r *Registry) check(ctx context.Context, s *jsonschema.Schema, value jsontext.Value) ([]manifest.Violation, error) {
+	if len(value) <= inlineCheck {
+		return r.checkNow(s, value)
+	}
 	type outcome struct {
 		vs  []manifest.Violation
 		err error
@@ -112,14 +120,8 @@ func (r *Registry) check(ctx context.Context, s *jsonschema.Schema, value jsonte
 	done := make(chan outcome, 1)
 	// Ends when the check does; nobody waits for it after ctx ends.
 	go func() {
-		v, err := r.opts.Limits.Decode(value)
-		if err == nil {
-			if verr := manifest.Validate(s, v); verr != nil {
-				done <- outcome{vs: manifest.Violations(verr)}
-				return
-			}
-		}
-		done <- outcome{err: err}
+		vs, err := r.checkNow(s, value)
+		done <- outcome{vs, err}
 	}()
 	select {
 	case o := <-done:
@@ -127,6 +129,17 @@ func (r *Registry) check(ctx context.Context, s *jsonschema.Schema, value jsonte
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+func (r *Registry) checkNow(s *jsonschema.Schema, value jsontext.Value) ([]manifest.Violation, error) {
+	v, err := r.decoder.Decode(value)
+	if err != nil {
+		return nil, err
+	}
+	if err := manifest.Validate(s, v); err != nil {
+		return manifest.Violations(err), nil
+	}
+	return nil, nil
 }
 
 // describeDecodeError says why a value could not be checked.

@@ -81,6 +81,7 @@ type Registry struct {
 	reload sync.Mutex // serialises Reload; guards files
 	files  map[string]*fileState
 
+	decoder      *manifest.Decoder  // of arguments and results, within opts.Limits
 	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
 }
@@ -101,7 +102,7 @@ type fileState struct {
 // New returns a registry with the manifests under opts.Dirs loaded. It
 // never fails: problems are in Snapshot().Problems and are logged.
 func New(opts Options) *Registry {
-	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{})}
+	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{}), decoder: opts.Limits.Decoder()}
 	if opts.Logger != nil {
 		r.log = *opts.Logger
 	} else {
