@@ -75,7 +75,7 @@ func (ss *session) startCall(ctx context.Context, rq *request, info methodInfo, 
 	ss.inflight[string(rq.id)] = c
 	ss.calls.Add(1)
 	ss.mu.Unlock()
-	go c.run(ctx)
+	ss.runner.run(func() { c.run(ctx) })
 }
 
 // run waits for a slot to run in and for room to write, runs the call and

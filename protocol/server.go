@@ -133,6 +133,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		sem:      make(chan struct{}, orDefault(s.MaxInFlight, DefaultMaxInFlight)),
 		stopped:  make(chan struct{}),
 		inflight: make(map[string]*call),
+		runner:   newRunner(),
 	}
 	ss.out.yield = func() {
 		// With many calls running, responses come in runs: yielding once

@@ -15,9 +15,10 @@ import (
 
 // session is the state of one stream.
 type session struct {
-	srv *Server
-	log zerolog.Logger
-	out *outbox
+	srv    *Server
+	log    zerolog.Logger
+	out    *outbox
+	runner *runner
 
 	admitted chan struct{} // one place per tool call running or in line
 	sem      chan struct{} // one slot per running tool call
@@ -50,6 +51,7 @@ func (ss *session) serve(ctx context.Context, r io.Reader) error {
 	// ctx ends them only after the grace period, through cancelCalls.
 	base := context.WithoutCancel(ctx)
 	defer ss.cancelCalls()
+	defer close(ss.runner.stop)
 	grace := orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace)
 
 	// The writer is owned by serve, which waits for it below.
