@@ -5,8 +5,8 @@ import "sync/atomic"
 // runner runs calls on goroutines it keeps between calls (at most
 // maxIdle idle): a fresh goroutine grows its stack to a call's depth by
 // copying it several times, a large share of a busy bridge's CPU (see
-// docs/performance.md). This is the one trick kept against the
-// performance guard; the rest of the session is goroutine-per-call.
+// docs/performance.md). With the writer's yield, one of the two tricks
+// kept to hold the performance guard; calls are otherwise goroutine-per-call.
 type runner struct {
 	work chan func()
 	stop chan struct{}
