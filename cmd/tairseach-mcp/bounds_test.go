@@ -32,14 +32,17 @@ const hostileManifest = `{"id":"h","tools":[
   "inputSchema":{"type":"object","$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"c":{"$ref":"#/$defs/node"}},"additionalProperties":false}}},
   "outputSchema":{"type":"object","$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"c":{"$ref":"#/$defs/node"}},"additionalProperties":false}}}},
  {"name":"h.big","description":"A large reply.","inputSchema":{"type":"object"}},
+ {"name":"h.mail","description":"An address.","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"c":{"type":"string","format":"email"}}}},
  {"name":"h.hang","description":"Never answered.","inputSchema":{"type":"object"}}
-],"implementation":{"methods":{"h.bounded":"h.bounded","h.tree":"h.tree","h.big":"h.big","h.hang":"h.hang"}}}`
+],"implementation":{"methods":{"h.bounded":"h.bounded","h.tree":"h.tree","h.big":"h.big","h.mail":"h.mail","h.hang":"h.hang"}}}`
 
 func hostileBackend(t *testing.T) *sockettest.Server {
 	return sockettest.NewServer(t, func(ctx context.Context, req sockettest.Request) (any, error) {
 		switch req.Method {
 		case "h.tree":
 			return jsontext.Value(deepObject("c", 2000, "{}")), nil
+		case "h.mail":
+			return map[string]string{"c": strings.Repeat("v", 5<<20)}, nil
 		case "h.big":
 			return map[string]string{"data": strings.Repeat("b", 30<<20)}, nil
 		case "h.hang":
@@ -105,6 +108,10 @@ func TestFaultTable(t *testing.T) {
 			lines: []string{callLine(1, "h_tree", `{}`)},
 			want:  []string{`"isError":true`, "--max-depth"},
 			bound: bound{cpu: 2 * time.Second, rss: 80, latency: 5 * time.Second}},
+		{class: "backend reply", input: "a 5 MiB string that is not the email its outputSchema says (logged without its value)",
+			lines: []string{callLine(1, "h_mail", `{}`)},
+			want:  []string{`"isError":true`, "broke its contract"},
+			bound: bound{cpu: 2 * time.Second, rss: 120, latency: 5 * time.Second}},
 		{class: "backend reply", input: "a 30 MB result",
 			lines: []string{callLine(1, "h_big", `{}`)},
 			want:  []string{`"structuredContent":{"data":"bbbb`},
@@ -198,12 +205,15 @@ func TestFaultTable(t *testing.T) {
 			if cpu > row.bound.cpu*time.Duration(scale) || rss > row.bound.rss*scale || latency > row.bound.latency*time.Duration(scale) {
 				t.Errorf("past its bound: cpu %v, RSS %d MiB, latency %v", cpu, rss, latency)
 			}
-			if lines := strings.Split(stderr.String(), "\n"); len(lines) > 0 {
-				for _, l := range lines {
-					if len(l) > 4<<10 {
-						t.Errorf("a log line of %d bytes: %.200s", len(l), l)
-					}
+			for _, l := range strings.Split(stderr.String(), "\n") {
+				if len(l) > 4<<10 {
+					t.Errorf("a log line of %d bytes: %.200s", len(l), l)
 				}
+			}
+			// Shutdown tells the truth: every call was answered and
+			// stdout was never blocked, so the log must not say so.
+			if strings.Contains(stderr.String(), "blocked") || strings.Contains(stderr.String(), "did not end") {
+				t.Errorf("the log claims a stall that did not happen:\n%s", stderr.String())
 			}
 		})
 	}
