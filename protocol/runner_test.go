@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 )
@@ -38,6 +39,32 @@ func TestRunnerKeepsGoroutinesBetweenCalls(t *testing.T) {
 		synctest.Wait()
 		if n := runtime.NumGoroutine() - base; n != 0 {
 			t.Errorf("%d goroutines left after stop", n)
+		}
+	})
+}
+
+// run lets the call it hands over start before it returns, even on one
+// processor: the session's reader goes on to a read that would otherwise
+// hold the processor while the call waits.
+func TestRunnerLetsTheCallStart(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		r := newRunner()
+		defer close(r.stop) // the bubble waits for the kept goroutines to end
+		started := 0
+		for range 100 {
+			var began atomic.Bool
+			done := make(chan struct{})
+			r.run(func() { began.Store(true); close(done) })
+			if began.Load() {
+				started++
+			}
+			<-done
+		}
+		// The scheduler may pick the yielding goroutine first now and then
+		// (it checks its global queue every 61st turn, for fairness).
+		if started < 90 {
+			t.Errorf("the call had started when run returned %d times in 100, want nearly all", started)
 		}
 	})
 }
