@@ -61,9 +61,11 @@ func TestRunnerLetsTheCallStart(t *testing.T) {
 			}
 			<-done
 		}
-		// The scheduler may pick the yielding goroutine first now and then
-		// (it checks its global queue every 61st turn, for fairness).
-		if started < 90 {
+		// Nearly all, and none without the yield. The scheduler may pick
+		// the yielding goroutine first now and then (it checks its global
+		// queue every 61st turn, for fairness), as may other tests'
+		// goroutines still ending: the floor leaves room for both.
+		if started < 50 {
 			t.Errorf("the call had started when run returned %d times in 100, want nearly all", started)
 		}
 	})
