@@ -168,7 +168,7 @@ func checkSocket(ctx context.Context, opts *options) result {
 		if opts.allowAnyPeer {
 			msg = opts.socket + ": the backend accepts connections (owner and process not checked: --allow-any-peer)"
 		}
-		return result{r.Name, statusOK, msg, ""}
+		return r.ok(msg)
 	}
 	anyPeer := *opts
 	anyPeer.allowAnyPeer = true
@@ -178,8 +178,11 @@ func checkSocket(ctx context.Context, opts *options) result {
 	return r.fail(err.Error(), "start (or restart) the backend: nothing accepts connections on this socket")
 }
 
-func (r result) fail(msg, fix string) result { return result{r.Name, statusFail, msg, fix} }
+// ok, info, warn and fail give the check named r its outcome.
+func (r result) ok(msg string) result        { return result{r.Name, statusOK, msg, ""} }
+func (r result) info(msg, fix string) result { return result{r.Name, statusInfo, msg, fix} }
 func (r result) warn(msg, fix string) result { return result{r.Name, statusWarn, msg, fix} }
+func (r result) fail(msg, fix string) result { return result{r.Name, statusFail, msg, fix} }
 
 // checkManifests reports missing folders and the manifests' problems by
 // severity.
@@ -212,7 +215,7 @@ func checkManifests(dirs []string, snap *registry.Snapshot) []result {
 	case warns > 0:
 		return append(rs, r.warn(msg, "run 'tairseach-mcp validate' for the list"))
 	}
-	return append(rs, result{r.Name, statusOK, msg, ""})
+	return append(rs, r.ok(msg))
 }
 
 // checkNames checks that the mapping to client-safe names held: Claude
@@ -233,7 +236,7 @@ func checkNames(prefix string, entries []*registry.Entry) result {
 		return r.fail(fmt.Sprintf("%s invalid for Claude Desktop (^[a-zA-Z0-9_-]{1,64}$), which then refuses every tool: %s", plural(len(invalid), "name"), strings.Join(invalid, ", ")),
 			"this is a bug in tairseach-mcp's name mapping: please report it")
 	}
-	return result{r.Name, statusOK, fmt.Sprintf("all %d valid for Claude Desktop; %d renamed to fit", len(entries), renamed), ""}
+	return r.ok(fmt.Sprintf("all %d valid for Claude Desktop; %d renamed to fit", len(entries), renamed))
 }
 
 // checkToolList holds the tools/list response a client received against
@@ -298,7 +301,7 @@ func checkClient(m machine, c mcpClient, exe, name string) result {
 	}
 	v, ok := f.servers.get(name)
 	if !ok {
-		return result{r.Name, statusInfo, fmt.Sprintf("%s: the bridge is not installed", f.path), "tairseach-mcp install " + c.name}
+		return r.info(f.path+": the bridge is not installed", "tairseach-mcp install "+c.name)
 	}
 	reinstall := "tairseach-mcp install " + c.name + " --force, with the flags it should run with"
 	var e serverEntry
@@ -319,7 +322,7 @@ func checkClient(m machine, c mcpClient, exe, name string) result {
 	if real != exe {
 		return r.warn(fmt.Sprintf("%s: runs another binary, %s", f.path, e.Command), reinstall+", to run this one ("+exe+")")
 	}
-	return result{r.Name, statusOK, fmt.Sprintf("%s: runs this binary, %s", f.path, plural(len(e.Args), "flag")), ""}
+	return r.ok(fmt.Sprintf("%s: runs this binary, %s", f.path, plural(len(e.Args), "flag")))
 }
 
 // parseServerArgs parses a client's args for the bridge as the server
@@ -468,7 +471,7 @@ func checkSession(tr transcript) result {
 			return r.fail("no response to "+s.method, bug)
 		}
 	}
-	return result{r.Name, statusOK, fmt.Sprintf("%s, each one JSON-RPC message; %s answered once each (legacy 2025-11-25 and modern 2026-07-28)", plural(n, "line"), plural(len(methods), "request")), ""}
+	return r.ok(fmt.Sprintf("%s, each one JSON-RPC message; %s answered once each (legacy 2025-11-25 and modern 2026-07-28)", plural(n, "line"), plural(len(methods), "request")))
 }
 
 // excerpt quotes the start of a line.
