@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -90,8 +89,7 @@ client would, and runs a short session). The exit status is 1 when a check fails
 }
 
 func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) error {
-	log := zerolog.Nop()
-	snap := newRegistry(opts, nil, &log, nil).Snapshot()
+	snap := newRegistry(opts, nil, nil, nil).Snapshot()
 	tr := runSession(ctx, d.exe, d.args, d.env)
 	rs := []result{checkSocket(ctx, opts)}
 	rs = append(rs, checkManifests(opts.manifests, snap)...)

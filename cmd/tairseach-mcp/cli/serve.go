@@ -108,9 +108,9 @@ func checkBackend(ctx context.Context, log *zerolog.Logger, backend *socketclien
 	}
 }
 
-// newRegistry loads the manifests. When srv is set, problems and backend
-// trouble are also sent to its clients that asked for log messages, and
-// tool list changes are announced.
+// newRegistry loads the manifests, logging to log (nil: nowhere). When
+// srv is set, problems and backend trouble are also sent to its clients
+// that asked for log messages, and tool list changes are announced.
 func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server) *registry.Registry {
 	ro := registry.Options{
 		Dirs:        opts.manifests,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -55,9 +54,7 @@ func runTools(e *env, opts *options, asJSON bool) error {
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	log := zerolog.Nop()
-	reg := newRegistry(opts, nil, &log, nil)
-	snap := reg.Snapshot()
+	snap := newRegistry(opts, nil, nil, nil).Snapshot()
 	if asJSON {
 		infos := make([]toolInfo, 0, len(snap.Entries))
 		for _, en := range snap.Entries {
@@ -106,8 +103,7 @@ func runTokens(ctx context.Context, e *env, opts *options, asJSON bool) error {
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	log := zerolog.Nop()
-	c, err := measureList(ctx, toolProvider(opts, newRegistry(opts, nil, &log, nil)))
+	c, err := measureList(ctx, toolProvider(opts, newRegistry(opts, nil, nil, nil)))
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -71,8 +70,7 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict, verbose b
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	log := zerolog.Nop()
-	snap := newRegistry(opts, nil, &log, nil).Snapshot()
+	snap := newRegistry(opts, nil, nil, nil).Snapshot()
 	rep := validateReport{Dirs: opts.manifests, Tools: len(snap.Entries), Problems: snap.Problems,
 		Renamed: []renamed{}, Unserved: snap.Unserved}
 	if rep.Problems == nil {
