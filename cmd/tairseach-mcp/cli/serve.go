@@ -144,15 +144,19 @@ func toolProvider(opts *options, reg *registry.Registry) protocol.ToolProvider {
 // logSummary points at validate when the manifests have problems; each
 // was logged as it was found.
 func logSummary(log *zerolog.Logger, snap *registry.Snapshot) {
-	var errs, warns int
-	for _, p := range snap.Problems {
+	if errs, warns := countProblems(snap.Problems); errs+warns > 0 {
+		log.Warn().Int("errors", errs).Int("warnings", warns).Msg("manifest problems; run 'tairseach-mcp validate' for the list")
+	}
+}
+
+// countProblems counts errors, and warnings: every other problem.
+func countProblems(ps []manifest.Problem) (errs, warns int) {
+	for _, p := range ps {
 		if p.Severity == manifest.Error {
 			errs++
 		} else {
 			warns++
 		}
 	}
-	if errs+warns > 0 {
-		log.Warn().Int("errors", errs).Int("warnings", warns).Msg("manifest problems; run 'tairseach-mcp validate' for the list")
-	}
+	return errs, warns
 }

@@ -7,8 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"github.com/tairseach/tairseach-mcp/manifest"
 )
 
 func newToolsCmd(e *env, opts *options) *cobra.Command {
@@ -85,12 +83,7 @@ func runTools(e *env, opts *options, asJSON bool) error {
 			return err
 		}
 	}
-	var errs int
-	for _, p := range snap.Problems {
-		if p.Severity == manifest.Error {
-			errs++
-		}
-	}
+	errs, _ := countProblems(snap.Problems)
 	fmt.Fprintf(e.stderr, "%s from %s", plural(len(snap.Entries), "tool"), printable(joinPaths(opts.manifests)))
 	if errs > 0 {
 		fmt.Fprintf(e.stderr, "; %s in the manifests, see 'tairseach-mcp validate'", plural(errs, "error"))

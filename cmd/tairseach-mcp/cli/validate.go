@@ -79,13 +79,7 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict, verbose b
 	if rep.Unserved == nil {
 		rep.Unserved = []registry.Unserved{}
 	}
-	for _, p := range snap.Problems {
-		if p.Severity == manifest.Error {
-			rep.Errors++
-		} else {
-			rep.Warnings++
-		}
-	}
+	rep.Errors, rep.Warnings = countProblems(snap.Problems)
 	for _, en := range snap.Entries {
 		if _, changed := registry.ClientName(opts.prefix, en.Tool.Name); changed {
 			rep.Renamed = append(rep.Renamed, renamed{en.File, en.Tool.Path() + ".name", en.Tool.Name, en.Name})
