@@ -80,9 +80,7 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 		if len(res.StructuredContent) > 0 {
 			out["structuredContent"] = res.StructuredContent
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(e.stdout, out); err != nil {
 			return err
 		}
 	} else {
@@ -137,6 +135,14 @@ func prettyJSON(text string) string {
 		return text
 	}
 	return b.String()
+}
+
+// writeJSON writes v to w as indented JSON: the --json output of call,
+// tools and validate.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func joinPaths(ps []string) string { return strings.Join(ps, ", ") }

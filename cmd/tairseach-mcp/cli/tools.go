@@ -62,9 +62,7 @@ func runTools(e *env, opts *options, asJSON bool) error {
 				InputSchema: json.RawMessage(en.Tool.InputSchema), OutputSchema: json.RawMessage(en.Tool.OutputSchema),
 			})
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(infos)
+		return writeJSON(e.stdout, infos)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tMETHOD\tFILE")
@@ -101,9 +99,7 @@ func runTokens(ctx context.Context, e *env, opts *options, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(c)
+		return writeJSON(e.stdout, c)
 	}
 	return printCost(e, c)
 }

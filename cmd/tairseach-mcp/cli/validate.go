@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -86,9 +85,7 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict, verbose b
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(e.stdout, rep); err != nil {
 			return err
 		}
 	} else {
