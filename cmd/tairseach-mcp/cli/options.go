@@ -108,12 +108,12 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.toolMode, "tool-mode", "all", u("tool-mode"))
 }
 
-// applyEnv sets every flag the command line left alone from its
+// bindEnv sets every flag of cmd the command line left alone from its
 // environment variable, when that is set (even to "": TAIRSEACH_PREFIX=""
-// means no prefix).
-func applyEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
+// means no prefix). A value the flag refuses is a usage error.
+func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
 	for _, s := range settings {
-		f := fs.Lookup(s.flag)
+		f := cmd.Flags().Lookup(s.flag)
 		if f == nil || f.Changed {
 			continue
 		}
@@ -127,7 +127,7 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 					continue
 				}
 				if err := f.Value.Set(p); err != nil {
-					return fmt.Errorf("%s: %w", s.env, err)
+					return usageError{fmt.Errorf("%s: %w", s.env, err)}
 				}
 				f.Changed = true
 			}
@@ -137,7 +137,7 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 			continue
 		}
 		if err := f.Value.Set(v); err != nil {
-			return fmt.Errorf("%s=%q: %w", s.env, v, err)
+			return usageError{fmt.Errorf("%s=%q: %w", s.env, v, err)}
 		}
 		f.Changed = true
 	}
@@ -236,14 +236,6 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
-
-// flagsFrom returns a command's options after flag and environment parsing.
-func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
-	if err := applyEnv(cmd.Flags(), getenv); err != nil {
-		return usageError{err}
-	}
-	return nil
-}
 
 // requireManifests fails when a manifest folder (or file) to read does
 // not exist: for the commands that read them once, a mistyped path must
