@@ -276,11 +276,7 @@ func runList(w io.Writer, m machine, exe, name string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if n := len(mcpClients) - len(missing); n == 1 {
-		fmt.Fprint(w, "1 client found")
-	} else {
-		fmt.Fprintf(w, "%d clients found", n)
-	}
+	fmt.Fprint(w, plural(len(mcpClients)-len(missing), "client")+" found")
 	if len(missing) > 0 {
 		fmt.Fprintf(w, "; not found: %s", strings.Join(missing, ", "))
 	}
