@@ -75,26 +75,6 @@ func (v boolValue) String() string { return strconv.FormatBool(*v.p) }
 func (boolValue) Type() string     { return "bool" }
 func (boolValue) IsBoolFlag() bool { return true }
 
-// sizeVar and boolVar register the two kinds of flag on fs.
-func sizeVar(fs *pflag.FlagSet, p *int, name string, value int, usage string) {
-	*p = value
-	fs.Var(sizeValue{p}, name, usage)
-}
-
-func boolVar(fs *pflag.FlagSet, p *bool, name string, value bool, usage string) {
-	*p = value
-	fs.Var(boolValue{p}, name, usage)
-	fs.Lookup(name).NoOptDefVal = "true" // --name alone means true
-}
-
-// plural returns "1 warning", "2 warnings", "0 warnings".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
 // countValue is a whole-number flag with a message people can act on.
 type countValue struct{ p *int }
 
@@ -124,6 +104,19 @@ func (v durationValue) Set(s string) error {
 
 func (v durationValue) String() string { return v.p.String() }
 func (durationValue) Type() string     { return "duration" }
+
+// sizeVar, boolVar, countVar and durationVar register the four kinds of
+// flag on fs, set to value.
+func sizeVar(fs *pflag.FlagSet, p *int, name string, value int, usage string) {
+	*p = value
+	fs.Var(sizeValue{p}, name, usage)
+}
+
+func boolVar(fs *pflag.FlagSet, p *bool, name string, value bool, usage string) {
+	*p = value
+	fs.Var(boolValue{p}, name, usage)
+	fs.Lookup(name).NoOptDefVal = "true" // --name alone means true
+}
 
 func countVar(fs *pflag.FlagSet, p *int, name string, value int, usage string) {
 	*p = value
