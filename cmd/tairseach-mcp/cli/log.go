@@ -33,12 +33,13 @@ func newLogger(w io.Writer, level, format string) zerolog.Logger {
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal tells whether f, stdin or stderr, is a terminal.
+func isTerminal(f any) bool {
+	s, ok := f.(interface{ Stat() (os.FileInfo, error) })
 	if !ok {
 		return false
 	}
-	fi, err := f.Stat()
+	fi, err := s.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -66,11 +65,9 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 			log.Error().Err(err).Msg("cannot watch manifests; changes need a restart")
 		}
 	}()
-	if f, ok := e.stdin.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			// Someone ran the bridge by hand; MCP clients start it with pipes.
-			fmt.Fprintln(e.stderr, "tairseach-mcp serves MCP on stdin/stdout: type JSON-RPC requests, one per line, or press Ctrl-D to quit.\nTry: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}   (tairseach-mcp --help for more)")
-		}
+	if isTerminal(e.stdin) {
+		// Someone ran the bridge by hand; MCP clients start it with pipes.
+		fmt.Fprintln(e.stderr, "tairseach-mcp serves MCP on stdin/stdout: type JSON-RPC requests, one per line, or press Ctrl-D to quit.\nTry: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}   (tairseach-mcp --help for more)")
 	}
 	err := srv.Serve(ctx, e.stdin, e.stdout)
 	stopWatch()
