@@ -23,8 +23,14 @@ type jsonMember struct {
 	value jsontext.Value
 }
 
+// index returns the position of the member name, or -1. Names are
+// unique: the decoder refuses duplicates.
+func (o jsonObject) index(name string) int {
+	return slices.IndexFunc(o, func(m jsonMember) bool { return m.name == name })
+}
+
 func (o jsonObject) get(name string) (jsontext.Value, bool) {
-	if i := slices.IndexFunc(o, func(m jsonMember) bool { return m.name == name }); i >= 0 {
+	if i := o.index(name); i >= 0 {
 		return o[i].value, true
 	}
 	return nil, false
@@ -32,11 +38,17 @@ func (o jsonObject) get(name string) (jsontext.Value, bool) {
 
 // set replaces a member where it stands, or appends it.
 func (o *jsonObject) set(name string, v jsontext.Value) {
-	if i := slices.IndexFunc(*o, func(m jsonMember) bool { return m.name == name }); i >= 0 {
+	if i := o.index(name); i >= 0 {
 		(*o)[i].value = v
 		return
 	}
 	*o = append(*o, jsonMember{name, v})
+}
+
+func (o *jsonObject) remove(name string) {
+	if i := o.index(name); i >= 0 {
+		*o = slices.Delete(*o, i, i+1)
+	}
 }
 
 func (o jsonObject) MarshalJSONTo(enc *jsontext.Encoder) error {

@@ -214,7 +214,7 @@ func runUninstall(w io.Writer, m machine, c mcpClient, o installOptions) error {
 		fmt.Fprintf(w, "%s has no server %q in %s: nothing to remove.\n", c.title, o.name, f.path)
 		return nil
 	}
-	f.servers = slices.DeleteFunc(f.servers, func(m jsonMember) bool { return m.name == o.name })
+	f.servers.remove(o.name)
 	return apply(w, c, f, o, fmt.Sprintf("Removed %q from %s", o.name, c.title), old, nil)
 }
 
