@@ -13,10 +13,14 @@ import (
 // flag table shows them: 32MiB, 512KiB, 1GB, or plain bytes.
 type sizeValue struct{ p *int }
 
-var sizeUnits = []struct {
+type sizeUnit struct {
 	suffix string
 	factor int
-}{
+}
+
+// sizeUnits are the units Set accepts, each suffix tried before those it
+// ends with.
+var sizeUnits = []sizeUnit{
 	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
 	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},
 	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30},
@@ -42,10 +46,7 @@ func (v sizeValue) Set(s string) error {
 
 func (v sizeValue) String() string {
 	n := *v.p
-	for _, u := range []struct {
-		suffix string
-		factor int
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+	for _, u := range []sizeUnit{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
 		if n != 0 && n%u.factor == 0 {
 			return strconv.Itoa(n/u.factor) + u.suffix
 		}
