@@ -7,6 +7,7 @@ package toolsearch
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -92,7 +93,9 @@ func (ix *Index) Search(query string, limit int) []int {
 	for _, t := range Terms(query) {
 		weights[t] = 1
 	}
-	for _, t := range maps(weights) {
+	// The query's own terms, sorted, so that expanding a query does not
+	// depend on map order.
+	for _, t := range slices.Sorted(maps.Keys(weights)) {
 		for _, s := range synonyms[t] {
 			if _, ok := weights[s]; !ok {
 				weights[s] = weightSynonym
@@ -112,10 +115,7 @@ func (ix *Index) Search(query string, limit int) []int {
 			score[p.doc] += w * idf * p.tf * (k1 + 1) / (p.tf + norm)
 		}
 	}
-	docs := make([]int, 0, len(score))
-	for d := range score {
-		docs = append(docs, d)
-	}
+	docs := slices.Collect(maps.Keys(score))
 	slices.SortFunc(docs, func(x, y int) int {
 		if c := cmp.Compare(score[y], score[x]); c != 0 {
 			return c
@@ -123,17 +123,6 @@ func (ix *Index) Search(query string, limit int) []int {
 		return cmp.Compare(x, y)
 	})
 	return docs[:min(limit, len(docs))]
-}
-
-// maps returns the keys of m, sorted, so that expanding a query does not
-// depend on map order.
-func maps(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Terms returns the stemmed words of text that are worth searching for:
