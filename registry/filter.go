@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"path"
+	"slices"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 )
@@ -23,7 +24,7 @@ type Filter struct {
 
 // Check returns an error naming the first malformed pattern.
 func (f Filter) Check() error {
-	for _, p := range append(f.Include[:len(f.Include):len(f.Include)], f.Exclude...) {
+	for _, p := range slices.Concat(f.Include, f.Exclude) {
 		if _, err := path.Match(p, ""); err != nil {
 			return fmt.Errorf("bad pattern %q: %w", p, err)
 		}
