@@ -119,15 +119,14 @@ func build(prefix string, filter Filter, ms []*manifest.Manifest) *Snapshot {
 }
 
 func protocolTool(name string, t *manifest.Tool) protocol.Tool {
-	pt := protocol.Tool{
+	return protocol.Tool{
 		Name:         name,
 		Title:        t.Title,
 		Description:  t.Description,
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
+		Annotations:  annotations(t.Annotations),
 	}
-	pt.Annotations = annotations(t.Annotations)
-	return pt
 }
 
 // annotations returns a tool's hints as clients see them; nil when the
