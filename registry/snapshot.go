@@ -59,6 +59,9 @@ func newEntry(name string, m *manifest.Manifest, t *manifest.Tool) *Entry {
 		})}
 }
 
+// origin names where e is declared, as file:tools[i].
+func (e *Entry) origin() string { return e.File + ":" + e.Tool.Path() }
+
 // Lookup returns the entry a client calls by name.
 func (s *Snapshot) Lookup(name string) (*Entry, bool) {
 	e, ok := s.byName[name]
@@ -86,13 +89,13 @@ func build(prefix string, filter Filter, ms []*manifest.Manifest) *Snapshot {
 			switch {
 			case unserved.Reason != "":
 			case dup && prev.Method == t.Method:
-				unserved.Reason, unserved.Folded = fmt.Sprintf("same tool as %s (tool %q, same backend method %q); served once", prev.File+":"+prev.Tool.Path(), prev.Tool.Name, t.Method), true
+				unserved.Reason, unserved.Folded = fmt.Sprintf("same tool as %s (tool %q, same backend method %q); served once", prev.origin(), prev.Tool.Name, t.Method), true
 			case dup:
 				s.naming = append(s.naming, manifest.Problem{
 					File: m.File, Path: t.Path() + ".name", Tool: t.Name, Severity: manifest.Error,
-					Message: fmt.Sprintf("client name %q is already used by %s (tool %q); not served", name, prev.File+":"+prev.Tool.Path(), prev.Tool.Name),
+					Message: fmt.Sprintf("client name %q is already used by %s (tool %q); not served", name, prev.origin(), prev.Tool.Name),
 				})
-				unserved.Reason = fmt.Sprintf("client name already used by %s (tool %q)", prev.File+":"+prev.Tool.Path(), prev.Tool.Name)
+				unserved.Reason = fmt.Sprintf("client name already used by %s (tool %q)", prev.origin(), prev.Tool.Name)
 			default:
 				e := newEntry(name, m, t)
 				claimed[name] = e
