@@ -115,17 +115,17 @@ func New(opts Options) *Registry {
 		r.opts.Debounce = 100 * time.Millisecond
 	}
 	r.snap.Store(&Snapshot{byName: map[string]*Entry{}, tools: protocol.NewToolSet(nil)})
-	if !opts.LoadInBackground {
+	load := func() {
 		r.Reload()
 		close(r.loaded)
-		return r
 	}
-	// The first load runs on its own; it ends when the load is done,
-	// which Loaded reports.
-	go func() {
-		r.Reload()
-		close(r.loaded)
-	}()
+	if opts.LoadInBackground {
+		// The first load runs on its own; it ends when the load is done,
+		// which Loaded reports.
+		go load()
+	} else {
+		load()
+	}
 	return r
 }
 
