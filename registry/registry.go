@@ -99,6 +99,12 @@ type fileState struct {
 	lastGood *manifest.Manifest // newest version without errors
 }
 
+// holds reports whether st is of a file whose contents, as last parsed,
+// have this sum; a nil st holds nothing.
+func (st *fileState) holds(sum [sha256.Size]byte) bool {
+	return st != nil && st.hasSum && st.sum == sum
+}
+
 // New returns a registry with the manifests under opts.Dirs loaded. It
 // never fails: problems are in Snapshot().Problems and are logged.
 func New(opts Options) *Registry {
@@ -200,8 +206,7 @@ func (r *Registry) unchanged(s scanned) bool {
 		return false
 	}
 	for _, f := range s.files {
-		st := r.files[f.path]
-		if f.readErr != nil || st == nil || !st.hasSum || st.sum != f.sum {
+		if f.readErr != nil || !r.files[f.path].holds(f.sum) {
 			return false
 		}
 	}
@@ -222,7 +227,7 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, f := range s.files {
-		if st := r.files[f.path]; f.readErr == nil && (st == nil || !st.hasSum || st.sum != f.sum) {
+		if f.readErr == nil && !r.files[f.path].holds(f.sum) {
 			slots <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-slots }()
@@ -249,7 +254,7 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 				fresh = append(fresh, pr)
 			}
 			st.hasSum, st.parsed, st.problems = false, nil, []manifest.Problem{pr}
-		case !st.hasSum || st.sum != f.sum:
+		case !st.holds(f.sum):
 			m, problems := results[i].m, results[i].problems
 			st.sum, st.hasSum, st.parsed, st.problems = f.sum, true, m, problems
 			if m != nil && !manifest.HasErrors(problems) {
