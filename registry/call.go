@@ -40,10 +40,8 @@ const (
 // ctx. It finishes against the snapshot it started with, whatever reloads
 // happen meanwhile.
 func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
-	select {
-	case <-r.loaded:
-	case <-ctx.Done():
-		return protocol.TextResult("The call was cancelled while the manifests were loading.", true), nil
+	if res := r.waitLoaded(ctx); res != nil {
+		return res, nil
 	}
 	e, ok := r.snap.Load().Lookup(req.Name)
 	if !ok {
@@ -63,6 +61,17 @@ func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) 
 	}
 	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", outcome).Msg("tool call")
 	return res, nil
+}
+
+// waitLoaded waits for the first load. It returns nil once it is done,
+// or the result to answer when ctx ends first.
+func (r *Registry) waitLoaded(ctx context.Context) *protocol.CallToolResult {
+	select {
+	case <-r.loaded:
+		return nil
+	case <-ctx.Done():
+		return protocol.TextResult("The call was cancelled while the manifests were loading.", true)
+	}
 }
 
 func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (*protocol.CallToolResult, string) {

@@ -202,10 +202,8 @@ func (s *Search) findTools(ctx context.Context, args []byte) *protocol.CallToolR
 	if in.Limit == 0 {
 		in.Limit = defaultFindLimit
 	}
-	select {
-	case <-s.reg.loaded:
-	case <-ctx.Done():
-		return protocol.TextResult("The call was cancelled while the manifests were loading.", true)
+	if res := s.reg.waitLoaded(ctx); res != nil {
+		return res
 	}
 	snap := s.reg.Snapshot()
 	type found struct {
