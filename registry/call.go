@@ -48,19 +48,23 @@ func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) 
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
 	start := time.Now()
-	args := req.Arguments
-	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
-		args = jsontext.Value("{}")
-	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	res, outcome := r.run(ctx, e, args)
+	res, outcome := r.run(ctx, e, objectArgs(req.Arguments))
 	ev := r.log.Debug()
 	if res.IsError {
 		ev = r.log.Info()
 	}
 	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", outcome).Msg("tool call")
 	return res, nil
+}
+
+// objectArgs returns a call's arguments, none or null meaning {}.
+func objectArgs(args jsontext.Value) jsontext.Value {
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		return jsontext.Value("{}")
+	}
+	return args
 }
 
 // waitLoaded waits for the first load. It returns nil once it is done,

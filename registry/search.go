@@ -174,10 +174,7 @@ func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	default:
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
-	var args []byte = req.Arguments
-	if len(args) == 0 || string(args) == "null" {
-		args = []byte("{}")
-	}
+	args := objectArgs(req.Arguments)
 	schemas, err := e.schemas()
 	if err != nil {
 		return nil, err // fixed schemas: never happens
@@ -191,7 +188,7 @@ func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	return s.callTool(ctx, req, args)
 }
 
-func (s *Search) findTools(ctx context.Context, args []byte) *protocol.CallToolResult {
+func (s *Search) findTools(ctx context.Context, args jsontext.Value) *protocol.CallToolResult {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
@@ -267,7 +264,7 @@ func params(schema jsontext.Value) string {
 	return strings.Join(words, " ")
 }
 
-func (s *Search) callTool(ctx context.Context, req *protocol.CallToolRequest, args []byte) (*protocol.CallToolResult, error) {
+func (s *Search) callTool(ctx context.Context, req *protocol.CallToolRequest, args jsontext.Value) (*protocol.CallToolResult, error) {
 	var in struct {
 		Name      string         `json:"name"`
 		Arguments jsontext.Value `json:"arguments"`
@@ -275,8 +272,7 @@ func (s *Search) callTool(ctx context.Context, req *protocol.CallToolRequest, ar
 	if err := json.Unmarshal(args, &in); err != nil {
 		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.call.Name, err), true), nil
 	}
-	var inner []byte = in.Arguments
-	res, err := s.reg.CallTool(ctx, &protocol.CallToolRequest{Name: in.Name, Arguments: inner, ProtocolVersion: req.ProtocolVersion})
+	res, err := s.reg.CallTool(ctx, &protocol.CallToolRequest{Name: in.Name, Arguments: in.Arguments, ProtocolVersion: req.ProtocolVersion})
 	if errors.Is(err, protocol.ErrInvalidParams) {
 		// The name is an argument here, so an unknown one is the
 		// caller's mistake to correct, like any invalid argument.
