@@ -236,14 +236,13 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 		}
 	}
 	wg.Wait()
-	seen := make(map[string]bool, len(s.files))
+	files := make(map[string]*fileState, len(s.files))
 	for i, f := range s.files {
-		seen[f.path] = true
 		st := r.files[f.path]
 		if st == nil {
 			st = &fileState{}
-			r.files[f.path] = st
 		}
+		files[f.path] = st
 		switch {
 		case f.readErr != nil:
 			// Vanished between the walk and the read, unreadable, or not
@@ -267,11 +266,7 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 			}
 		}
 	}
-	for p := range r.files {
-		if !seen[p] {
-			delete(r.files, p) // removed: its tools go away
-		}
-	}
+	r.files = files // a removed file is left out: its tools go away
 	return fresh
 }
 
