@@ -109,7 +109,7 @@ func (s *Search) makeListing() *protocol.ToolSet {
 // groups names the groups of served tools, one line each: the manifest's
 // name, its number of tools and the first sentence of its description;
 // names only when that would be too long, and at most maxGroupsText
-// bytes in any case.
+// bytes in any case, the last line counting the groups left out.
 func groups(snap *Snapshot) string {
 	type group struct {
 		name, about string
@@ -134,15 +134,23 @@ func groups(snap *Snapshot) string {
 			if long && g.about != "" {
 				line += ": " + g.about
 			}
-			if b.Len()+len(line) > maxGroupsText {
+			if i > 0 {
+				line = "\n" + line
+			}
+			// Names only: keep room for the line that counts the rest.
+			var rest string
+			if !long && i < len(gs)-1 {
+				rest = fmt.Sprintf("\n- and %d more groups", len(gs)-i-1)
+			}
+			if b.Len()+len(line)+len(rest) > maxGroupsText {
 				if long {
 					break
 				}
+				if i > 0 {
+					b.WriteByte('\n')
+				}
 				fmt.Fprintf(&b, "- and %d more groups", len(gs)-i)
 				return b.String()
-			}
-			if i > 0 {
-				b.WriteByte('\n')
 			}
 			b.WriteString(line)
 			if i == len(gs)-1 {

@@ -275,3 +275,27 @@ func FuzzSearchArguments(f *testing.F) {
 		}
 	})
 }
+
+// With more groups than find_tools' description has room for, it names
+// those that fit, one per line, and counts the rest on a line of its own,
+// within maxGroupsText.
+func TestManyGroupsAreCutOnALineOfTheirOwn(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 200 {
+		id := fmt.Sprintf("group-with-a-long-name-%03d", i)
+		writeFile(t, filepath.Join(dir, id+".json"), manifestJSON(id, id+".tool"))
+	}
+	got := groups(New(Options{Dirs: []string{dir}}).Snapshot())
+	if len(got) > maxGroupsText {
+		t.Errorf("%d bytes of groups, want at most %d", len(got), maxGroupsText)
+	}
+	lines := strings.Split(got, "\n")
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "- ") || strings.Count(l, "- ") != 1 {
+			t.Errorf("line %q: want one group per line", l)
+		}
+	}
+	if last := lines[len(lines)-1]; last != fmt.Sprintf("- and %d more groups", 200-(len(lines)-1)) {
+		t.Errorf("last line %q, want the count of the groups left out", last)
+	}
+}
