@@ -214,8 +214,14 @@ func (r *Registry) unchanged(s scanned) bool {
 }
 
 // parse parses the files whose contents changed since the last reload and
-// records each file's state; it returns the problems that are new.
+// records each file's state; it returns the problems that are new, the
+// folders' included.
 func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
+	for _, pr := range s.walkProblems {
+		if !slices.Contains(r.walkProblems, pr) {
+			fresh = append(fresh, pr)
+		}
+	}
 	r.walkProblems = s.walkProblems
 	// Parsing compiles every schema, most of a load's work: files are
 	// parsed on every processor.

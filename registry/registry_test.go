@@ -112,10 +112,18 @@ func TestSnapshotNamesAndOrder(t *testing.T) {
 	}
 }
 
+// A missing folder serves no tools, and is reported once, like any
+// other problem, until it appears.
 func TestMissingFolderMeansNoTools(t *testing.T) {
-	r := New(Options{Dirs: []string{filepath.Join(t.TempDir(), "absent")}})
+	dir := filepath.Join(t.TempDir(), "absent")
+	var reported []string
+	r := New(Options{Dirs: []string{dir}, Report: func(_ zerolog.Level, msg string) { reported = append(reported, msg) }})
 	if n := len(r.Snapshot().Entries); n != 0 {
 		t.Errorf("%d tools from a missing folder", n)
+	}
+	r.Reload()
+	if len(reported) != 1 || !strings.Contains(reported[0], "does not exist") {
+		t.Errorf("reported %q, want the missing folder once", reported)
 	}
 }
 
