@@ -143,7 +143,7 @@ func (ss *session) handle(ctx context.Context, rq *request, info methodInfo, p p
 	defer func() {
 		if v := recover(); v != nil {
 			ss.log.Error().Str("method", rq.method).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("request handler panicked")
-			res, err = nil, &Error{Code: CodeInternalError, Message: "internal error"}
+			res, err = nil, ErrInternal
 		}
 	}()
 	return info.handle(ss, ctx, rq, p)
@@ -166,9 +166,12 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) [
 		err = fmt.Errorf("encoding the result: %w", err)
 	}
 	we := WireError(err)
-	if we.Code == CodeInternalError {
+	switch {
+	case err == ErrInternal:
+		// A handler's panic, logged where it was recovered.
+	case we.Code == CodeInternalError:
 		ss.log.Error().Err(err).Str("method", rq.method).Msg("request failed")
-	} else {
+	default:
 		ss.log.Debug().Err(err).Str("method", rq.method).Msg("request refused")
 	}
 	return encodeError(rq.id, we)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -424,15 +425,7 @@ func TestCallsPastTheLimitWaitWithoutBlockingTheReader(t *testing.T) {
 }
 
 var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
-	out := append([]string(nil), in...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
+	return slices.Sorted(slices.Values(in))
 })
 
 // Listen streams never end by themselves, so they take no slot of the
@@ -630,6 +623,25 @@ func TestInitializeLogsTheClientSafely(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), `"client":"nnnn`) {
 			t.Errorf("the log does not name the client:\n%.500s", logs.String())
+		}
+	})
+}
+
+// A handler's panic is answered as an internal error and logged once, with
+// its stack, not again as a failed request.
+func TestAPanicIsLoggedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs strings.Builder
+		srv := newTestServer(nil)
+		log := zerolog.New(&logs).Level(zerolog.ErrorLevel)
+		srv.Logger = &log
+		s := startSession(t, t.Context(), srv, Version20251125)
+		s.exchange(initLine(1, Version20251125))
+		s.expect(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t_panic"}}`,
+			`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"internal error"}}`)
+		s.close()
+		if n := strings.Count(logs.String(), "\n"); n != 1 || !strings.Contains(logs.String(), "panicked") {
+			t.Errorf("%d error lines, want the panic once:\n%s", n, logs.String())
 		}
 	})
 }
