@@ -15,10 +15,9 @@ type listenParams struct {
 // subscriptionFilter is the notifications member of subscriptions/listen
 // and of its acknowledgement.
 type subscriptionFilter struct {
-	ToolsListChanged     bool     `json:"toolsListChanged,omitzero"`
-	PromptsListChanged   bool     `json:"promptsListChanged,omitzero"`
-	ResourcesListChanged bool     `json:"resourcesListChanged,omitzero"`
-	ResourceSubs         []string `json:"resourceSubscriptions,omitzero"`
+	// The others (prompts, resources) are ignored: the bridge never
+	// sends them.
+	ToolsListChanged bool `json:"toolsListChanged,omitzero"`
 }
 
 // subscriptionMeta is the _meta of a stream's notifications.

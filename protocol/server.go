@@ -40,7 +40,8 @@ type Server struct {
 
 	// MaxMessageSize bounds one incoming message in bytes, not counting
 	// its line ending (default 32 MiB). A longer request is answered with
-	// an error when its first bytes show its id, and skipped.
+	// an error when its first bytes show its id, or its last bytes end with
+	// it as the last member, and skipped.
 	MaxMessageSize int
 	// MaxInFlight bounds concurrently running tool calls (default 256).
 	// Past it, as many again wait their turn without holding up other

@@ -50,7 +50,6 @@ func (ss *session) serve(ctx context.Context, r io.Reader) error {
 	// Calls keep ctx's values but not its cancellation: cancelling Serve's
 	// ctx ends them only after the grace period, through cancelCalls.
 	base := context.WithoutCancel(ctx)
-	defer ss.cancelCalls()
 	defer close(ss.runner.stop)
 	grace := orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace)
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
@@ -31,13 +30,12 @@ var update = flag.Bool("update", false, "rewrite the server lines of testdata/tr
 // server line is checked against the MCP schema of its version. Run with
 // -update to rewrite the server sections, and review the diff like code.
 type transcriptConfig struct {
-	Version          string // the session's version before initialize (default LatestLegacyVersion)
-	Instructions     string
-	NoListChanged    bool
-	PageSize         int
-	Tools            int // this many generated tools instead of testTools
-	MaxPendingBytes  int
-	ProgressInterval string // a time.Duration
+	Version         string // the session's version before initialize (default LatestLegacyVersion)
+	Instructions    string
+	NoListChanged   bool
+	PageSize        int
+	Tools           int // this many generated tools instead of testTools
+	MaxPendingBytes int
 }
 
 func TestTranscripts(t *testing.T) {
@@ -106,13 +104,6 @@ func runTranscript(t *testing.T, cfg transcriptConfig, client []string) []string
 	srv.ListChanged = !cfg.NoListChanged
 	srv.PageSize = cfg.PageSize
 	srv.MaxPendingBytes = cfg.MaxPendingBytes
-	if cfg.ProgressInterval != "" {
-		d, err := time.ParseDuration(cfg.ProgressInterval)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.ProgressInterval = d
-	}
 	version := cfg.Version
 	if version == "" {
 		version = LatestLegacyVersion

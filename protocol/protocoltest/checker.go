@@ -23,16 +23,9 @@ type Checker struct {
 type request struct{ method, version string }
 
 // NewChecker returns a checker for a session whose version is version
-// until SetVersion or an initialize result changes it.
+// until an initialize result changes it.
 func NewChecker(version string) *Checker {
 	return &Checker{version: version, requests: map[string]request{}, tokens: map[string]string{}}
-}
-
-// SetVersion switches the session's version.
-func (c *Checker) SetVersion(v string) {
-	c.mu.Lock()
-	c.version = v
-	c.mu.Unlock()
 }
 
 // ClientLine records a line the client sent.
@@ -139,20 +132,23 @@ func (c *Checker) checkMessage(line []byte) error {
 	if err != nil {
 		return err
 	}
-	version := c.versionOf(env.ID)
 	c.mu.Lock()
 	r, ok := c.requests[string(env.ID)]
-	c.mu.Unlock()
+	version := c.version
+	if ok {
+		version = r.version
+	}
 	if ok && r.method == "initialize" && env.Result != nil {
 		// Shaped for the version it negotiates.
 		var init struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		if json.Unmarshal(env.Result, &init) == nil {
-			c.SetVersion(init.ProtocolVersion)
+			c.version = init.ProtocolVersion
 			version = init.ProtocolVersion
 		}
 	}
+	c.mu.Unlock()
 	switch {
 	case len(env.Params.Meta.SubscriptionID) > 0:
 		version = c.versionOf(env.Params.Meta.SubscriptionID)
