@@ -60,7 +60,7 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 
 	// The file, its tools left out.
-	doc, err := DecodeValue(s.rest)
+	doc, err := decodeValue(s.rest)
 	if err != nil {
 		path, msg := decodeProblem(err)
 		p.add(Error, path, "", "%s", msg)
@@ -120,7 +120,7 @@ func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 		}
 		p.add(Error, joinPath(t.Path(), path), t.Name, "%s", msg)
 	}
-	doc, err := DecodeValue(raw)
+	doc, err := decodeValue(raw)
 	if err != nil {
 		broken(decodeProblem(err))
 		return t, nil
@@ -277,9 +277,9 @@ func kindName(k jsontext.Kind) string {
 func explainViolation(v Violation) string {
 	for _, field := range []string{"/inputSchema", "/outputSchema"} {
 		switch {
-		case v.Pointer == field && strings.Contains(v.Message, "'type'"), v.Pointer == field+"/type":
+		case v.Pointer == field && v.Keyword == "required", v.Pointer == field+"/type":
 			return v.Message + `: the schema's root must have "type": "object"`
-		case v.Pointer == field && strings.Contains(v.Message, "expected object"):
+		case v.Pointer == field && v.Keyword == "type":
 			return v.Message + `: the schema must be a JSON object with "type": "object"`
 		}
 	}

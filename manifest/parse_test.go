@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -260,7 +261,7 @@ func jsonFields(v any) []string {
 
 func mustDecode(t *testing.T, s string) any {
 	t.Helper()
-	v, err := DecodeValue([]byte(s))
+	v, err := decodeValue([]byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,5 +322,19 @@ func TestSchemasAreKeptCompact(t *testing.T) {
 	}
 	if _, _, err := CompileSchemas(tool); err != nil {
 		t.Errorf("the compact schemas do not compile: %v", err)
+	}
+}
+
+// A tool's schema that is not an object schema is explained with the rule.
+func TestSchemaRootProblemsNameTheRule(t *testing.T) {
+	for schema, want := range map[string]string{
+		`{"properties":{}}`: `the schema's root must have "type": "object"`,
+		`{"type":"string"}`: `the schema's root must have "type": "object"`,
+		`5`:                 `the schema must be a JSON object with "type": "object"`,
+	} {
+		_, problems := Parse("m.json", []byte(`{"id":"m","tools":[{"name":"a","inputSchema":`+schema+`}],"implementation":{"methods":{"a":"a"}}}`))
+		if !slices.ContainsFunc(problems, func(p Problem) bool { return strings.Contains(p.Message, want) }) {
+			t.Errorf("inputSchema %s: problems %v, want one saying %q", schema, problems, want)
+		}
 	}
 }
