@@ -36,7 +36,7 @@ func FuzzParse(f *testing.F) {
 		if m == nil {
 			return
 		}
-		doc, _ := DecodeValue(data) // nil unless the whole file is strict JSON
+		doc, _ := decodeValue(data) // nil unless the whole file is strict JSON
 		docTools, _ := m2(doc)["tools"].([]any)
 		for i, tool := range m.Tools {
 			if tool.Index != i {
@@ -62,7 +62,7 @@ func FuzzParse(f *testing.F) {
 			}
 			// What is served is what the file says.
 			want := m2(docTools[i])
-			in, err := DecodeValue(tool.InputSchema)
+			in, err := decodeValue(tool.InputSchema)
 			if err != nil || want["name"] != tool.Name || !cmp.Equal(want["inputSchema"], in) {
 				t.Fatalf("%s is served as %q with %s (%v); the file says %v", tool.Path(), tool.Name, tool.InputSchema, err, want)
 			}

@@ -36,13 +36,13 @@ func TestDecodeStopsAtTheLimits(t *testing.T) {
 	}
 }
 
-func TestDecodeDefaultsBoundWhatTheOldDecoderDidNot(t *testing.T) {
+func TestDecodeDefaultsBoundDepthAndNumberLength(t *testing.T) {
 	for _, v := range []string{
 		strings.Repeat("[", DefaultDepth+1) + strings.Repeat("]", DefaultDepth+1),
 		"[" + strings.Repeat("1", DefaultNumberLength+1) + "]",
 	} {
-		if _, err := DecodeValue([]byte(v)); err == nil {
-			t.Errorf("DecodeValue(%.20s…) passed", v)
+		if _, err := decodeValue([]byte(v)); err == nil {
+			t.Errorf("decodeValue(%.20s…) passed", v)
 		}
 	}
 }

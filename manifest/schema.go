@@ -144,7 +144,7 @@ func Violations(err error) []Violation {
 	return out
 }
 
-// Validate checks a value decoded by DecodeValue against a compiled
+// Validate checks a value decoded by a Decoder against a compiled
 // schema, like s.Validate, but turns the library's panics (it has some on
 // numbers whose exponent is past a million) into an error.
 func Validate(s *jsonschema.Schema, v any) (err error) {
@@ -200,11 +200,11 @@ type LimitError struct {
 
 func (e *LimitError) Error() string { return e.msg }
 
-// DecodeValue decodes one JSON value within the default Limits; see
+// decodeValue decodes one JSON value within the default Limits; see
 // Decoder.Decode.
-func DecodeValue(data []byte) (any, error) { return defaultDecoder().Decode(data) }
+func decodeValue(data []byte) (any, error) { return defaultDecoder.Decode(data) }
 
-var defaultDecoder = sync.OnceValue(func() *Decoder { return Limits{}.Decoder() })
+var defaultDecoder = Limits{}.Decoder()
 
 // A Decoder decodes values within its Limits. It is safe for concurrent
 // use.

@@ -26,10 +26,10 @@ func TestDecodeValue(t *testing.T) {
 		{name: "nothing is refused", data: ``, err: "unexpected EOF"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := DecodeValue([]byte(tt.data))
+			got, err := decodeValue([]byte(tt.data))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("DecodeValue(%s) = %v, %v; want an error with %q", tt.data, got, err, tt.err)
+					t.Fatalf("decodeValue(%s) = %v, %v; want an error with %q", tt.data, got, err, tt.err)
 				}
 				return
 			}
@@ -37,20 +37,20 @@ func TestDecodeValue(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("DecodeValue(%s) (-want +got):\n%s", tt.data, diff)
+				t.Errorf("decodeValue(%s) (-want +got):\n%s", tt.data, diff)
 			}
 		})
 	}
 }
 
-// FuzzDecodeValue holds DecodeValue to encoding/json with UseNumber, which
+// FuzzDecodeValue holds decodeValue to encoding/json with UseNumber, which
 // accepts more (repeated names, invalid UTF-8) but must agree on the rest.
 func FuzzDecodeValue(f *testing.F) {
 	for _, s := range []string{`{"a":[1,-2.50,1e400,{"b":-0}],"c":null,"d":"x","e":true}`, `{"a":1,"a":1}`, "\"\xff\"", `"\u00e9\ud800"`, `[[[]]]`, `{} {}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := DecodeValue(data)
+		got, err := decodeValue(data)
 		if err != nil {
 			return
 		}
@@ -58,10 +58,10 @@ func FuzzDecodeValue(f *testing.F) {
 		d.UseNumber()
 		var want any
 		if err := d.Decode(&want); err != nil {
-			t.Fatalf("DecodeValue accepts %q, encoding/json does not: %v", data, err)
+			t.Fatalf("decodeValue accepts %q, encoding/json does not: %v", data, err)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("DecodeValue(%q) differs from encoding/json (-want +got):\n%s", data, diff)
+			t.Fatalf("decodeValue(%q) differs from encoding/json (-want +got):\n%s", data, diff)
 		}
 	})
 }

@@ -78,12 +78,12 @@ type Unserved struct {
 // unservable says why a manifest tool cannot be served at all, or "".
 func unservable(t *manifest.Tool) string {
 	switch {
+	case t.Servable():
+		return ""
 	case t.Broken:
 		return "has errors (see 'tairseach-mcp validate')"
 	case !t.Exposed():
 		return "hidden by mcpExpose: false"
-	case t.Method == "":
-		return "no method mapping in implementation.methods"
 	}
-	return ""
+	return "no method mapping in implementation.methods"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,19 +104,9 @@ func TestFindTools(t *testing.T) {
 	json.Unmarshal(searchCall(t, s, "tairseach_find_tools", `{"query":"delete a note","limit":1}`).StructuredContent, &out)
 	want := map[string]any{"name": "tairseach_notes_delete", "title": "Delete note", "description": "", "inputSchema": nil,
 		"annotations": map[string]any{"title": "Delete note", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}}
-	if len(out.Tools) != 1 || out.Tools[0]["name"] != want["name"] || fmt.Sprint(slices.Sorted(mapKeys(out.Tools[0]))) != fmt.Sprint(slices.Sorted(mapKeys(want))) ||
+	if len(out.Tools) != 1 || out.Tools[0]["name"] != want["name"] || fmt.Sprint(slices.Sorted(maps.Keys(out.Tools[0]))) != fmt.Sprint(slices.Sorted(maps.Keys(want))) ||
 		fmt.Sprint(out.Tools[0]["annotations"]) != fmt.Sprint(want["annotations"]) {
 		t.Errorf("found %v", out.Tools)
-	}
-}
-
-func mapKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 

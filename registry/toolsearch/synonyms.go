@@ -109,8 +109,8 @@ var synonyms = func() map[string][]string {
 		if !ok {
 			continue
 		}
-		for _, w := range Terms(words) {
-			for _, s := range Terms(means) {
+		for _, w := range terms(words) {
+			for _, s := range terms(means) {
 				if s != w && !slices.Contains(m[w], s) {
 					m[w] = append(m[w], s)
 				}

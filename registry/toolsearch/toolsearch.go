@@ -22,7 +22,8 @@ type Doc struct {
 	Description string
 	// Params are the parameters' names and descriptions.
 	Params string
-	// Group describes the tool's group: its manifest's name and description.
+	// Group describes the tool's group: its manifest's name, description
+	// and category.
 	Group string
 }
 
@@ -69,7 +70,7 @@ func New(docs []Doc) *Index {
 			text   string
 			weight float64
 		}{{d.Name, weightName}, {d.Title, weightTitle}, {d.Description, weightDescription}, {d.Params, weightParams}, {d.Group, weightGroup}} {
-			for _, t := range Terms(f.text) {
+			for _, t := range terms(f.text) {
 				tf[t] += f.weight
 				ix.length[i] += f.weight
 			}
@@ -90,7 +91,7 @@ func New(docs []Doc) *Index {
 // at most limit of them. Equal scores keep the docs' order.
 func (ix *Index) Search(query string, limit int) []int {
 	weights := map[string]float64{}
-	for _, t := range Terms(query) {
+	for _, t := range terms(query) {
 		weights[t] = 1
 	}
 	// The query's own terms, sorted, so that expanding a query does not
@@ -125,14 +126,14 @@ func (ix *Index) Search(query string, limit int) []int {
 	return docs[:min(limit, len(docs))]
 }
 
-// Terms returns the stemmed words of text that are worth searching for:
+// terms returns the stemmed words of text that are worth searching for:
 // lower case, split at anything but letters and digits and at camelCase
 // humps, without stop words.
-func Terms(text string) []string {
+func terms(text string) []string {
 	var out []string
 	word := func(w string) {
 		if w = strings.ToLower(strings.Trim(w, "'")); w != "" && !stopWords[w] {
-			out = append(out, Stem(w))
+			out = append(out, stem(w))
 		}
 	}
 	rs := []rune(text)
@@ -158,11 +159,11 @@ func Terms(text string) []string {
 	return out
 }
 
-// Stem strips the common English endings, so that words of one family
+// stem strips the common English endings, so that words of one family
 // meet: emails and email, replied and reply, scheduling and schedule,
 // created and create. It is deliberately light; two words it maps apart
 // are bridged by the synonym table where it matters.
-func Stem(w string) string {
+func stem(w string) string {
 	w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "'")
 	if len(w) <= 3 {
 		return w

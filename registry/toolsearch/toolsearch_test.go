@@ -19,8 +19,8 @@ func TestTerms(t *testing.T) {
 		{"running planned emails", []string{"run", "plan", "email"}},
 		{"class status", []string{"class", "status"}},
 	} {
-		if got := Terms(tt.text); !slices.Equal(got, tt.want) {
-			t.Errorf("Terms(%q) = %q, want %q", tt.text, got, tt.want)
+		if got := terms(tt.text); !slices.Equal(got, tt.want) {
+			t.Errorf("terms(%q) = %q, want %q", tt.text, got, tt.want)
 		}
 	}
 }
