@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -306,11 +305,7 @@ func checkClient(m machine, c mcpClient, exe, name string) result {
 	if json.Unmarshal(v, &e) != nil || e.Command == "" {
 		return r.fail(fmt.Sprintf("%s: %q is not a command entry", f.path, name), reinstall)
 	}
-	cmdPath := e.Command
-	if p, err := exec.LookPath(cmdPath); err == nil {
-		cmdPath = p // a client may find a bare name on its own PATH
-	}
-	real, err := filepath.EvalSymlinks(cmdPath)
+	real, err := resolveCommand(e.Command)
 	if err != nil {
 		return r.fail(fmt.Sprintf("%s: the command %s does not exist", f.path, e.Command), reinstall)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -297,7 +298,7 @@ func entryState(c mcpClient, path, name, exe string) string {
 	if json.Unmarshal(v, &e) != nil || e.Command == "" {
 		return fmt.Sprintf("%q is not a command entry", name)
 	}
-	real, err := filepath.EvalSymlinks(e.Command)
+	real, err := resolveCommand(e.Command)
 	switch {
 	case err != nil:
 		return "installed, but its binary is missing: " + e.Command
@@ -305,4 +306,13 @@ func entryState(c mcpClient, path, name, exe string) string {
 		return "installed (this binary)"
 	}
 	return "installed, another binary: " + e.Command
+}
+
+// resolveCommand finds the binary a client's entry runs, as the client
+// would: a bare name on PATH, then symbolic links followed.
+func resolveCommand(cmd string) (string, error) {
+	if p, err := exec.LookPath(cmd); err == nil {
+		cmd = p
+	}
+	return filepath.EvalSymlinks(cmd)
 }

@@ -563,3 +563,21 @@ func FuzzJSONObject(f *testing.F) {
 		}
 	})
 }
+
+// An entry that names the bridge bare, as found on PATH, is this binary
+// to install --list as it is to doctor.
+func TestListFindsABareCommandOnPath(t *testing.T) {
+	m := testMachine(t, "linux", nil)
+	exe := filepath.Join(m.home, "bin", "tairseach-mcp")
+	writeFile(t, exe, "", 0o755)
+	t.Setenv("PATH", filepath.Dir(exe))
+	c, _ := findClient("cursor")
+	writeFile(t, installed(t, m, c), `{"mcpServers": {"tairseach": {"command": "tairseach-mcp"}}}`, 0o600)
+	var out bytes.Buffer
+	if err := runList(&out, m, exe, "tairseach"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "installed (this binary)\n") {
+		t.Errorf("a bare command on PATH:\n%s", out.String())
+	}
+}
