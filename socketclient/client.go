@@ -149,12 +149,8 @@ func (c *Client) Call(ctx context.Context, method string, params jsontext.Value)
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case c.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a free backend connection: %w", ctx.Err())
-	case <-c.done:
-		return nil, ErrClosed
+	if err := c.takeSlot(ctx); err != nil {
+		return nil, err
 	}
 	defer func() { <-c.slots }()
 	for {
@@ -179,12 +175,8 @@ func (c *Client) Call(ctx context.Context, method string, params jsontext.Value)
 // keeps the connection for the next call. It reports why the backend
 // cannot be reached, wrapping ErrUnavailable.
 func (c *Client) Check(ctx context.Context) error {
-	select {
-	case c.slots <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for a free backend connection: %w", ctx.Err())
-	case <-c.done:
-		return ErrClosed
+	if err := c.takeSlot(ctx); err != nil {
+		return err
 	}
 	defer func() { <-c.slots }()
 	cn, _, err := c.get(ctx)
@@ -193,6 +185,18 @@ func (c *Client) Check(ctx context.Context) error {
 	}
 	c.release(cn, true)
 	return nil
+}
+
+// takeSlot waits for one of the PoolSize slots; the caller gives it back.
+func (c *Client) takeSlot(ctx context.Context) error {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a free backend connection: %w", ctx.Err())
+	case <-c.done:
+		return ErrClosed
+	}
 }
 
 // get returns an idle connection that is still usable, or a new one;

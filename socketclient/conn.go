@@ -73,9 +73,6 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	return cn, nil
 }
 
-// describe keeps the part of a network error a person can act on:
-// "connect: no such file or directory" rather than the whole "dial unix
-// /path: connect: …", since the caller names the socket already.
 // dialProblem explains a failed dial: a path that is not a socket at all
 // says so, rather than "connection refused".
 func dialProblem(path string, err error) error {
@@ -93,6 +90,9 @@ func dialProblem(path string, err error) error {
 	return describe(err)
 }
 
+// describe keeps the part of a network error a person can act on:
+// "connect: connection refused" rather than the whole "dial unix /path:
+// connect: …", since the caller names the socket already.
 func describe(err error) error {
 	var op *net.OpError
 	if errors.As(err, &op) {

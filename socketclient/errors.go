@@ -16,7 +16,7 @@ var (
 	// missing or refuses connections, the peer checks failed, or the
 	// backend had closed the connection before any byte of the request
 	// was sent. The error names the socket and the reason, e.g. "backend
-	// unavailable at /run/t.sock: connect: no such file or directory".
+	// unavailable at /run/t.sock: no socket there; is the backend running?".
 	ErrUnavailable = errors.New("backend unavailable")
 
 	// ErrBadReply means the request was sent, or may have been, but no
