@@ -156,5 +156,5 @@ func kindOf(m fs.FileMode) string {
 	case m&fs.ModeSocket != 0:
 		return "a socket"
 	}
-	return "not a folder"
+	return "an irregular file"
 }
