@@ -104,12 +104,13 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 // not served, or a name close to others, is said so.
 func resolveTool(snap *registry.Snapshot, prefix, typed string) (string, error) {
 	var names, matches []string
+	withPrefix, _ := registry.ClientName(prefix, typed)
 	for _, e := range snap.Entries {
 		if e.Name == typed {
 			return typed, nil
 		}
 		names = append(names, e.Name, e.Tool.Name)
-		if withPrefix, _ := registry.ClientName(prefix, typed); e.Tool.Name == typed || e.Name == withPrefix {
+		if e.Tool.Name == typed || e.Name == withPrefix {
 			matches = append(matches, e.Name)
 		}
 	}

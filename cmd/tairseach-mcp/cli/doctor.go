@@ -57,7 +57,6 @@ type doctorOptions struct {
 	name   string   // the bridge's entry in clients' files
 	exe    string   // the binary to start as a client would: this one
 	args   []string // its flags: this run's effective ones
-	env    []string // added to its environment
 }
 
 func newDoctorCmd(e *env, opts *options) *cobra.Command {
@@ -89,7 +88,7 @@ client would, and runs a short session). The exit status is 1 when a check fails
 
 func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) error {
 	snap := newRegistry(opts, nil, nil, nil).Snapshot()
-	tr := runSession(ctx, d.exe, d.args, d.env)
+	tr := runSession(ctx, d.exe, d.args, nil)
 	rs := []result{checkSocket(ctx, opts)}
 	rs = append(rs, checkManifests(opts.manifests, snap)...)
 	rs = append(rs, checkNames(opts.prefix, snap.Entries))

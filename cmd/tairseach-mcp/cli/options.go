@@ -16,6 +16,7 @@ import (
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/registry"
+	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
 // options are the settings every command shares. Each has a flag and an
@@ -96,8 +97,8 @@ func (o *options) register(fs *pflag.FlagSet) {
 	durationVar(fs, &o.progress, "progress-interval", protocol.DefaultProgressInterval, u("progress-interval"))
 	sizeVar(fs, &o.maxMessageSize, "max-message-size", protocol.DefaultMaxMessageSize, u("max-message-size"))
 	countVar(fs, &o.maxInFlight, "max-in-flight", protocol.DefaultMaxInFlight, u("max-in-flight"))
-	countVar(fs, &o.poolSize, "pool-size", 16, u("pool-size"))
-	sizeVar(fs, &o.maxReplySize, "max-reply-size", 32<<20, u("max-reply-size"))
+	countVar(fs, &o.poolSize, "pool-size", socketclient.DefaultPoolSize, u("pool-size"))
+	sizeVar(fs, &o.maxReplySize, "max-reply-size", socketclient.DefaultMaxReplySize, u("max-reply-size"))
 	boolVar(fs, &o.allowAnyPeer, "allow-any-peer", false, u("allow-any-peer"))
 	countVar(fs, &o.limits.Depth, "max-depth", manifest.DefaultDepth, u("max-depth"))
 	countVar(fs, &o.limits.NumberLength, "max-number-length", manifest.DefaultNumberLength, u("max-number-length"))

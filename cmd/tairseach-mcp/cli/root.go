@@ -147,7 +147,9 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 // flagError marks a flag error as a usage error and, for an unknown
 // flag, names the flags it is close to.
 func flagError(cmd *cobra.Command, err error) error {
-	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+	var unknown *pflag.NotExistError
+	if errors.As(err, &unknown) && unknown.GetSpecifiedShortnames() == "" {
+		name := unknown.GetSpecifiedName()
 		var names []string
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
 			if !f.Hidden {

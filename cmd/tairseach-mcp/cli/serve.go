@@ -123,9 +123,7 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		// Answer initialize while the manifests load; tools/list waits.
 		ro.LoadInBackground = true
 		ro.Report = func(level zerolog.Level, msg string) { srv.Log(clientLevel(level), "tairseach-mcp", msg) }
-		if opts.toolMode != "search" {
-			ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() }
-		}
+		ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() } // a no-op unless srv.ListChanged
 	}
 	return registry.New(ro)
 }
