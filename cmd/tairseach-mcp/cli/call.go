@@ -3,11 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -51,7 +52,7 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 		}
 	}
 	arguments = bytes.TrimSpace(arguments)
-	if !json.Valid(arguments) || len(arguments) == 0 || arguments[0] != '{' {
+	if !jsontext.Value(arguments).IsValid() || len(arguments) == 0 || arguments[0] != '{' {
 		return usageError{fmt.Errorf("arguments must be a JSON object, like '{\"key\":\"value\"}'")}
 	}
 	// The output is the result; manifest warnings and call logs would
@@ -131,19 +132,22 @@ func resolveTool(snap *registry.Snapshot, prefix, typed string) (string, error) 
 
 // prettyJSON indents text that is JSON and returns other text unchanged.
 func prettyJSON(text string) string {
-	var b bytes.Buffer
-	if json.Indent(&b, []byte(text), "", "  ") != nil {
+	v := jsontext.Value(text)
+	if v.Indent(jsontext.WithIndent("  ")) != nil {
 		return text
 	}
-	return b.String()
+	return string(v)
 }
 
-// writeJSON writes v to w as indented JSON: the --json output of call,
-// tools and validate.
+// writeJSON writes v to w as indented JSON and a newline: the --json
+// output of call, tools, validate and doctor.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.Marshal(v, jsontext.WithIndent("  "))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 func joinPaths(ps []string) string { return strings.Join(ps, ", ") }

@@ -106,10 +106,9 @@ func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) erro
 		failed = failed || r.Status == statusFail
 	}
 	if d.asJSON {
-		if err := json.MarshalWrite(e.stdout, rs, jsontext.WithIndent("  ")); err != nil {
+		if err := writeJSON(e.stdout, rs); err != nil {
 			return err
 		}
-		fmt.Fprintln(e.stdout)
 	} else {
 		printResults(e.stdout, rs)
 	}

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 )
 
@@ -38,14 +38,14 @@ the bridge sends them to a client of the newest MCP version, and their
 
 // toolInfo is one line of `tools --json`.
 type toolInfo struct {
-	Name         string          `json:"name"`
-	Method       string          `json:"method"`
-	File         string          `json:"file"`
-	ManifestName string          `json:"manifestName"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Name         string         `json:"name"`
+	Method       string         `json:"method"`
+	File         string         `json:"file"`
+	ManifestName string         `json:"manifestName"`
+	Title        string         `json:"title,omitempty"`
+	Description  string         `json:"description,omitempty"`
+	InputSchema  jsontext.Value `json:"inputSchema"`
+	OutputSchema jsontext.Value `json:"outputSchema,omitzero"`
 }
 
 func runTools(e *env, opts *options, asJSON bool) error {
@@ -59,7 +59,7 @@ func runTools(e *env, opts *options, asJSON bool) error {
 			infos = append(infos, toolInfo{
 				Name: en.Name, Method: en.Method, File: en.File, ManifestName: en.Tool.Name,
 				Title: en.Tool.Title, Description: en.Tool.Description,
-				InputSchema: json.RawMessage(en.Tool.InputSchema), OutputSchema: json.RawMessage(en.Tool.OutputSchema),
+				InputSchema: en.Tool.InputSchema, OutputSchema: en.Tool.OutputSchema,
 			})
 		}
 		return writeJSON(e.stdout, infos)
