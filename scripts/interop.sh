@@ -271,33 +271,6 @@ for era in legacy auto modern; do
 done
 
 # ------------------------------------------------------------- TypeScript SDK
-say "TypeScript SDK $sdk_version client sessions (scripts/interop/sdk-client.mjs)"
-for version in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
-	log="$work/sdk.$version.log"
-	rc=0
-	limit 120 "$node" "$pkgdir/sdk-client.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" \
-		--protocol-version "$version" --log-level error >"$work/sdk.$version.out" 2>"$log" || rc=$?
-	seen=0
-	while IFS= read -r line; do
-		if [[ "$line" =~ ^(ok|FAIL)\ +sdk\ ([^ ]+)\ (.*)$ ]]; then
-			seen=1
-			status="${BASH_REMATCH[1]}" rest="${BASH_REMATCH[3]}"
-			if [[ "$status" == ok ]]; then
-				record sdk "$version" "$rest" ok
-			else
-				record sdk "$version" "${rest%%: *}" FAIL "${rest#*: }"
-			fi
-		fi
-	done <"$work/sdk.$version.out"
-	if [[ "$rc" != 0 ]]; then
-		[[ "$seen" == 1 ]] || record sdk "$version" session FAIL "exit code $rc and no checks printed"
-		indent "$log"
-	fi
-done
-
-# ------------------------------------------------------- Claude Desktop bundle
-# shellcheck source=scripts/interop/bundle-check.sh
-source "$here/bundle-check.sh"
 # checks CLIENT ERA COMMAND...: run a script that prints "ok   CLIENT ERA CHECK"
 # (maybe followed by " (detail)") or "FAIL CLIENT ERA CHECK: why" per check,
 # and record each.
@@ -320,6 +293,15 @@ checks() {
 	fi
 }
 
+say "TypeScript SDK $sdk_version client sessions (scripts/interop/sdk-client.mjs)"
+for version in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
+	checks sdk "$version" "$node" "$pkgdir/sdk-client.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" \
+		--protocol-version "$version" --log-level error
+done
+
+# ------------------------------------------------------- Claude Desktop bundle
+# shellcheck source=scripts/interop/bundle-check.sh
+source "$here/bundle-check.sh"
 say "TypeScript SDK $sdk_version in search mode (scripts/interop/sdk-search.mjs)"
 for version in 2025-03-26 2025-11-25; do
 	checks sdk-search "$version" "$node" "$pkgdir/sdk-search.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" --protocol-version "$version"

@@ -38,8 +38,10 @@ for (const k of ["dir", "home", "manifests", "socket"]) {
 }
 
 let failed = 0;
+// Each line names the client and era interop.sh records it under.
+const label = `bundle ${process.platform}-${process.arch}`;
 function check(name, ok, detail = "") {
-  console.log(ok ? `ok   ${name}` : `FAIL ${name}: ${String(detail).replace(/\s+/g, " ").slice(0, 400)}`);
+  console.log(ok ? `ok   ${label} ${name}` : `FAIL ${label} ${name}: ${String(detail).replace(/\s+/g, " ").slice(0, 400)}`);
   if (!ok) failed++;
   return ok;
 }
@@ -128,7 +130,7 @@ async function session(name, userConfig, home, want) {
 }
 
 const watchdog = setTimeout(() => {
-  console.log("FAIL bundle sessions: not finished after 60s");
+  console.log(`FAIL ${label} sessions: not finished after 60s`);
   process.exit(1);
 }, 60000);
 

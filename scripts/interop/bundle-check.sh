@@ -36,21 +36,6 @@ if bundle_step "build (mcpb pack)" "$bdir/build.log" \
 	# where the bridge looks by default.
 	cp -R "$root/manifests-example" "$bdir/home/.tairseach/manifests"
 	ln -s "$sock" "$bdir/home/.tairseach/tairseach.sock"
-	rc=0
-	limit 120 "$node" "$pkgdir/bundle-check.mjs" --dir "$bdir/unpacked" --home "$bdir/home" \
-		--manifests "$work/manifests" --socket "$sock" >"$bdir/check.out" 2>"$bdir/check.log" || rc=$?
-	seen=0
-	while IFS= read -r line; do
-		if [[ "$line" =~ ^ok\ +(.*)$ ]]; then
-			seen=1
-			record bundle "$bundle_era" "${BASH_REMATCH[1]}" ok
-		elif [[ "$line" =~ ^FAIL\ ([^:]*):\ (.*)$ ]]; then
-			seen=1
-			record bundle "$bundle_era" "${BASH_REMATCH[1]}" FAIL "${BASH_REMATCH[2]}"
-		fi
-	done <"$bdir/check.out"
-	if [[ "$rc" != 0 ]]; then
-		[[ "$seen" == 1 ]] || record bundle "$bundle_era" session FAIL "exit code $rc and no checks printed"
-		indent "$bdir/check.log"
-	fi
+	checks bundle "$bundle_era" "$node" "$pkgdir/bundle-check.mjs" --dir "$bdir/unpacked" --home "$bdir/home" \
+		--manifests "$work/manifests" --socket "$sock"
 fi
