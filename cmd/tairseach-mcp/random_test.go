@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,8 +35,12 @@ func TestRandomisedHostileMix(t *testing.T) {
 	if v := os.Getenv("TAIRSEACH_SOAK_SEED"); v != "" {
 		seed, _ = strconv.ParseUint(v, 10, 64)
 	}
-	t.Logf("seed %d (TAIRSEACH_SOAK_SEED replays it), for %v", seed, run)
+	t.Logf("seed %d (TAIRSEACH_SOAK_SEED replays its inputs and the backend's faults, in the order they are drawn), for %v", seed, run)
 	rng := rand.New(rand.NewPCG(seed, seed))
+	// The backend draws faults on its handlers' goroutines: from a source
+	// of its own, seeded too, behind a lock.
+	var faultsMu sync.Mutex
+	faults := rand.New(rand.NewPCG(seed, seed+1))
 
 	be := sockettest.NewServer(t, func(ctx context.Context, req sockettest.Request) (any, error) {
 		switch req.Method {
@@ -50,7 +55,10 @@ func TestRandomisedHostileMix(t *testing.T) {
 		return map[string]bool{"ok": true}, nil
 	})
 	be.SetFault(func(sockettest.Request) sockettest.Fault {
-		switch rand.IntN(20) {
+		faultsMu.Lock()
+		n := faults.IntN(20)
+		faultsMu.Unlock()
+		switch n {
 		case 0:
 			return sockettest.FaultGarbage
 		case 1:
