@@ -230,17 +230,5 @@ func write(t *testing.T, path, data string) {
 // wait4's ru_maxrss would count the test process it was forked from), or
 // 0 when the process is already exiting.
 func peakRSS(t *testing.T, pid int) int {
-	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Skipf("no /proc here to read the peak RSS: %v", err)
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			var kib int
-			fmt.Sscanf(strings.TrimSpace(v), "%d", &kib)
-			return kib / 1024
-		}
-	}
-	return 0 // exiting already: a zombie has no memory left to report
+	return procStatusKiB(t, pid, "VmHWM") / 1024
 }
