@@ -176,7 +176,8 @@ type CallToolRequest struct {
 // ToolProvider is what the server needs from the tool table.
 // Implementations must be safe for concurrent use.
 type ToolProvider interface {
-	// Tools returns the current tool set. It must not block on I/O.
+	// Tools returns the current tool set. It runs on the session's reader:
+	// it may wait for a first load, but must not block on I/O after it.
 	Tools() *ToolSet
 	// CallTool runs a tool. An error means the call could not be routed
 	// (an unknown tool: wrap ErrInvalidParams) and becomes a JSON-RPC error;
