@@ -139,6 +139,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	out := newOutbox(w)
 	ss := s.newSession(out, log)
+	ss.transport = "stdio"
 	s.mu.Lock()
 	if s.sessions == nil {
 		s.sessions = make(map[*session]struct{})
