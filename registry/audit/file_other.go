@@ -17,3 +17,6 @@ var errUnsupported = errors.New("audit logs need a Unix system (Linux, macOS)")
 func (*logFile) write([]byte) error { return errUnsupported }
 func (*logFile) open() error        { return errUnsupported }
 func (*logFile) close()             {}
+
+// Check says that this OS cannot write an audit log.
+func Check(string) (State, error) { return State{}, errUnsupported }
