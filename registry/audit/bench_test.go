@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,34 @@ func BenchmarkSummarize(b *testing.B) {
 		s, err := summarize(b.Context(), []io.Reader{bytes.NewReader(data)}, Filter{})
 		if err != nil || s.Calls != 1_000_000 {
 			b.Fatalf("%v, %d calls", err, s.Calls)
+		}
+	}
+}
+
+// BenchmarkRecord is what recording costs a call: making the entry safe,
+// naming it and queueing it, and the arguments' names (Keys). The writer
+// goroutine writes meanwhile.
+func BenchmarkRecord(b *testing.B) {
+	w := NewWriter(b.TempDir()+"/audit.log", Options{QueueSize: 1 << 16})
+	defer w.Close()
+	args := []byte(`{"to":"ann@example.com","subject":"Lunch","body":"See you at noon.","cc":[]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		w.Record(&Entry{Kind: KindTool, Name: "tairseach_mail_send", ManifestName: "mail.send", Method: "mail.send",
+			Client: "claude-ai", ClientVersion: "0.9.2", Transport: "stdio", Session: "9f8e7d6c5b4a3921", ProtocolVersion: "2025-11-25",
+			Outcome: OutcomeOK, Duration: 12.5, BytesIn: len(args), BytesOut: 300, ArgKeys: Keys(args)})
+	}
+}
+
+// BenchmarkKeys64KiB is the shape of a call with 64 KiB of arguments,
+// which a call pays for on its own goroutine.
+func BenchmarkKeys64KiB(b *testing.B) {
+	args := []byte(`{"data":"` + strings.Repeat("b", 64<<10) + `","n":1}`)
+	b.SetBytes(int64(len(args)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(Keys(args)) != 2 {
+			b.Fatal("not 2 keys")
 		}
 	}
 }

@@ -59,7 +59,7 @@ func Values(inputSchema, args jsontext.Value) (values jsontext.Value, cut bool) 
 	}
 	r := redactor{root: root}
 	var out bytes.Buffer
-	dec := jsontext.NewDecoder(bytes.NewReader(args))
+	dec := jsontext.NewDecoder(bytes.NewBuffer(args)) // read in place, never written
 	enc := jsontext.NewEncoder(&out)
 	if err := r.copy(dec, enc, r.expand(root)); err != nil || out.Len() > maxValues+1 {
 		return nil, true
