@@ -5,7 +5,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -129,26 +131,35 @@ type Confirmations struct {
 
 // Summarize reads the log at path and its rotated files (see Files) and
 // sums up the entries f selects. Lines that are not entries are counted
-// and skipped; only a file that cannot be read is an error.
+// and skipped; only a file that cannot be read is an error. (A file that
+// a bridge's rotation renames meanwhile may be missed or read twice.)
 func Summarize(ctx context.Context, path string, f Filter) (*Summary, error) {
 	files, err := Files(path)
 	if err != nil {
 		return nil, err
 	}
 	var rs []io.Reader
+	var read []string
 	for _, name := range files {
 		fh, err := os.Open(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // rotated away since it was listed
+		}
 		if err != nil {
 			return nil, err
 		}
 		defer fh.Close()
 		rs = append(rs, fh)
+		read = append(read, name)
+	}
+	if len(read) == 0 {
+		return nil, fmt.Errorf("no audit log at %s: %w", path, fs.ErrNotExist)
 	}
 	s, err := summarize(ctx, rs, f)
 	if err != nil {
 		return nil, err
 	}
-	s.Files = files
+	s.Files = read
 	return s, nil
 }
 

@@ -143,3 +143,17 @@ func TestSummarizeSelectsAWindowAndATool(t *testing.T) {
 		})
 	}
 }
+
+// A file a rotation renamed between listing and reading is skipped, not
+// an error: here a dangling link stands for it.
+func TestSummarizeSkipsAFileThatVanished(t *testing.T) {
+	t.Parallel()
+	path := testLog(t)
+	if err := os.Symlink(filepath.Join(filepath.Dir(path), "gone"), path+".3"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(t.Context(), path, Filter{})
+	if err != nil || s.Calls != 7 || len(s.Files) != 3 {
+		t.Errorf("summary %+v, %v; want the 7 calls of the 3 files there", s, err)
+	}
+}
