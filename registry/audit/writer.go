@@ -103,22 +103,23 @@ func positiveOr[T int | int64](v, def T) T {
 	return v
 }
 
+// nextID returns the ID of the next entry.
+func (w *Writer) nextID() string {
+	return w.prefix + "-" + strconv.FormatUint(w.seq.Add(1), 10)
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// Path returns the log's path.
-func (w *Writer) Path() string { return w.path }
-
 // Record queues e to be written and returns at once; when the queue is
-// full, e is dropped and counted. It sets e's ID and PID, and makes its
-// text safe (see Clean); an entry without a Time gets the current one. The Writer owns e afterwards. Entries recorded
-// after Close are lost.
+// full, e is dropped and counted. It sets e's ID and PID, the current
+// time when e has none, and makes e's text safe (see Clean). The Writer
+// owns e afterwards. Entries recorded after Close are lost.
 func (w *Writer) Record(e *Entry) {
-	e.ID = w.prefix + "-" + strconv.FormatUint(w.seq.Add(1), 10)
-	e.PID = w.pid
+	e.ID, e.PID = w.nextID(), w.pid
 	if e.Time == "" {
 		e.Time = Timestamp(time.Now())
 	}
@@ -158,7 +159,7 @@ func (w *Writer) run() {
 		n := 0
 		select {
 		case e := <-w.queue:
-			batch, n = w.encode(batch, e), 1
+			batch, n = w.add(batch, n, e)
 		case <-w.wake:
 		case <-w.closing:
 			w.drain(batch)
@@ -176,7 +177,7 @@ func (w *Writer) collect(batch []byte, n int) ([]byte, int) {
 	for len(batch) < w.batchMax {
 		select {
 		case e := <-w.queue:
-			batch, n = w.encode(batch, e), n+1
+			batch, n = w.add(batch, n, e)
 		default:
 			return batch, n
 		}
@@ -196,16 +197,16 @@ func (w *Writer) drain(batch []byte) {
 	}
 }
 
-// encode appends e's line to batch; an entry that cannot be encoded is
-// counted as dropped.
-func (w *Writer) encode(batch []byte, e *Entry) []byte {
+// add appends e's line to batch, which holds n entries; an entry that
+// cannot be encoded is counted as dropped.
+func (w *Writer) add(batch []byte, n int, e *Entry) ([]byte, int) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		w.log.Error().Err(err).Str("audit_log", w.path).Msg("audit entry cannot be encoded")
 		w.dropped.Add(1)
-		return batch
+		return batch, n
 	}
-	return append(append(batch, b...), '\n')
+	return append(append(batch, b...), '\n'), n + 1
 }
 
 // flush writes the n entries of batch, after the line that counts the
@@ -213,9 +214,8 @@ func (w *Writer) encode(batch []byte, e *Entry) []byte {
 func (w *Writer) flush(batch []byte, n int) {
 	lost := w.dropped.Swap(0)
 	if lost > 0 {
-		e := &Entry{Time: Timestamp(time.Now()), Kind: KindDropped, Dropped: lost,
-			ID: w.prefix + "-" + strconv.FormatUint(w.seq.Add(1), 10), PID: w.pid}
-		batch = append(w.encode(nil, e), batch...)
+		line, _ := w.add(nil, 0, &Entry{Time: Timestamp(time.Now()), ID: w.nextID(), PID: w.pid, Kind: KindDropped, Dropped: lost})
+		batch = append(line, batch...)
 	}
 	if len(batch) == 0 {
 		return

@@ -299,3 +299,21 @@ func TestRotationKeepsTheNewestFiles(t *testing.T) {
 		t.Errorf("the last call is %d, want 199", last)
 	}
 }
+
+func TestAnEntryThatCannotBeEncodedIsCountedAsDropped(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	w, logs := newTestWriter(t, path, Options{})
+	bad := call(0)
+	bad.Args = []byte(`{"not":`) // not JSON
+	w.Record(bad)
+	w.Record(call(1))
+	w.Close()
+	calls, dropped := counts(entries(t, logLines(t, path)))
+	if calls != 1 || dropped != 1 {
+		t.Errorf("%d entries written, %d counted as dropped; want 1 and 1", calls, dropped)
+	}
+	if errs := logs.lines("error"); len(errs) != 1 || !strings.Contains(errs[0], "cannot be encoded") {
+		t.Errorf("error lines %q", errs)
+	}
+}
