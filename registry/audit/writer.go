@@ -38,7 +38,8 @@ type Options struct {
 
 // Bounds of the writer's work.
 const (
-	maxBatch     = 256 << 10 // bytes of lines written at once, with a large MaxSize
+	maxBatch     = 256 << 10             // bytes of lines written at once, with a large MaxSize
+	gatherFor    = 10 * time.Millisecond // the queue holds what 100,000 calls a second record meanwhile
 	closeTimeout = 5 * time.Second
 )
 
@@ -148,9 +149,10 @@ func (w *Writer) Close() error {
 	}
 }
 
-// run writes batches as entries come: whatever is queued when the
-// previous write ends goes into the next one, so a quiet bridge writes
-// each entry at once and a busy one writes many lines per write(2).
+// run writes batches as entries come. After the first entry of a batch
+// it lets others gather for gatherFor, without being woken for each, so
+// that a busy bridge writes many lines per write(2) and wakes its writer
+// once for them; a quiet one writes each entry within gatherFor.
 func (w *Writer) run() {
 	defer close(w.done)
 	defer w.file.close()
@@ -160,9 +162,15 @@ func (w *Writer) run() {
 		select {
 		case e := <-w.queue:
 			batch, n = w.add(batch, n, e)
+			select {
+			case <-time.After(gatherFor):
+			case <-w.closing:
+				w.drain(batch, n)
+				return
+			}
 		case <-w.wake:
 		case <-w.closing:
-			w.drain(batch)
+			w.drain(batch, n)
 			return
 		}
 		batch, n = w.collect(batch, n)
@@ -185,15 +193,16 @@ func (w *Writer) collect(batch []byte, n int) ([]byte, int) {
 	return batch, n
 }
 
-// drain writes everything still queued, at Close.
-func (w *Writer) drain(batch []byte) {
+// drain writes the n entries of batch and everything still queued, at
+// Close.
+func (w *Writer) drain(batch []byte, n int) {
 	for {
-		batch, n := w.collect(batch[:0], 0)
+		batch, n = w.collect(batch, n)
+		w.flush(batch, n) // with n == 0, the count of dropped entries, if any
 		if n == 0 {
-			w.flush(nil, 0) // the count of dropped entries, if any
 			return
 		}
-		w.flush(batch, n)
+		batch, n = batch[:0], 0
 	}
 }
 
