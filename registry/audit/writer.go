@@ -45,7 +45,7 @@ const (
 
 // Writer appends entries to an audit log that other processes may share.
 // Record never blocks; one goroutine, which Close ends, writes what was
-// recorded as soon as it can, a batch of whole lines at a time. A log
+// recorded within 10 ms, a batch of whole lines at a time. A log
 // that cannot be written never stops anything: the trouble is logged
 // once at error level, the entries it loses are counted, and the writer
 // tries again with the next ones. Writer is safe for concurrent use.
