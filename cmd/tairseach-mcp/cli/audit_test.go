@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 )
 
 func TestAuditSettings(t *testing.T) {
@@ -98,5 +100,29 @@ func TestDoctorSaysWhetherCallsAreRecorded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			assertResult(t, checkAudit(tc.a), tc.want)
 		})
+	}
+}
+
+// The call command records its call as the call command's, with the CLI
+// as its transport.
+func TestCallIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ok.json"), okManifest, 0o644)
+	log := filepath.Join(t.TempDir(), "audit.log")
+	e, _, errb := testEnv(nil)
+	args := []string{"call", "--manifests", dir, "--socket", filepath.Join(t.TempDir(), "none.sock"), "--audit-log", log, "tairseach_notes_list"}
+	if code := run(context.Background(), e, args); code != exitError {
+		t.Fatalf("exit %d, want 1 (no backend): %s", code, errb)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got audit.Entry
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("%v: %q", err, data)
+	}
+	if got.Transport != "cli" || got.Client != "tairseach-mcp call" || got.Name != "tairseach_notes_list" || got.Outcome != "unavailable" {
+		t.Errorf("entry %+v", got)
 	}
 }
