@@ -173,6 +173,12 @@ func (p *parser) lint(t *Tool, doc any) {
 		p.add(Warning, t.Path(), t.Name, "schemas are %d bytes; over %d they dominate the tool list a model reads", n, maxSchemaLen)
 	}
 	top, _ := doc.(map[string]any)["inputSchema"].(map[string]any)
+	props, _ := top["properties"].(map[string]any)
+	for _, name := range t.Confirm.Placeholders() {
+		if _, ok := props[name]; !ok {
+			p.add(Warning, t.Path()+".confirm", t.Name, "the confirmation's {%s} names no argument of the inputSchema's properties; it is shown as (not given)", name)
+		}
+	}
 	for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
 		if _, ok := top[kw]; ok {
 			p.add(Warning, t.Path()+".inputSchema."+kw, t.Name, "top-level %s in inputSchema is rejected by some model APIs; move it into a property", kw)
