@@ -29,7 +29,9 @@ const (
 	outcomeContractBroken   = "contract_broken"
 	outcomeFailed           = "failed"
 	outcomeUnknownTool      = "unknown_tool"
-	outcomeRefused          = "refused" // by a filter or a limit of the bridge
+	outcomeRefused          = "refused"        // by a filter or a limit of the bridge
+	outcomeDeclined         = "declined"       // the user did not allow it, or did not answer
+	outcomeAsked            = "input_required" // 2026-07-28: the question went out in the result
 )
 
 // CallTool runs a tool: it looks the name up in the current snapshot,
@@ -61,14 +63,18 @@ func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) 
 		ctx = socketclient.WithBudget(ctx, req.Hold)
 	}
 	args := objectArgs(req.Arguments)
-	res, outcome, backendErr := r.run(ctx, e, args)
+	c := r.run(ctx, e, req, args)
+	if c.err != nil { // the question goes out in the result (2026-07-28)
+		r.record(req, start, c)
+		return nil, c.err
+	}
 	ev := r.log.Debug()
-	if res.IsError {
+	if c.res.IsError {
 		ev = r.log.Info()
 	}
-	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", outcome).Msg("tool call")
-	r.record(req, start, called{e, args, res, outcome, backendErr})
-	return res, nil
+	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", c.outcome).Msg("tool call")
+	r.record(req, start, c)
+	return c.res, nil
 }
 
 // objectArgs returns a call's arguments, none or null meaning {}.
@@ -90,29 +96,38 @@ func (r *Registry) waitLoaded(ctx context.Context) *protocol.CallToolResult {
 	}
 }
 
-// run runs a tool and returns its result, the outcome, and the backend's
-// error when it returned one.
-func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (res *protocol.CallToolResult, outcome string, backendErr error) {
+// run runs a tool and returns what its record says: its result, the
+// outcome, the backend's error when it returned one, what the user was
+// asked; or, in err, protocol.ErrInputRequired, when the question goes
+// out in the result instead.
+func (r *Registry) run(ctx context.Context, e *Entry, req *protocol.CallToolRequest, args jsontext.Value) called {
+	c := called{entry: e, args: args}
 	schemas, err := e.schemas()
 	if err != nil {
 		// Parse compiled these schemas before the tool was served.
-		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed, nil
+		c.res, c.outcome = protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
+		return c
 	}
-	if res, outcome := r.checkArguments(ctx, e, schemas.in, args); res != nil {
-		return res, outcome, nil
+	if c.res, c.outcome = r.checkArguments(ctx, e, schemas.in, args); c.res != nil {
+		return c
+	}
+	if c.res, c.outcome, c.asked, c.err = r.confirm(ctx, e, req, args); c.res != nil || c.err != nil {
+		return c
 	}
 	if r.opts.Backend == nil {
-		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable, nil
+		c.res, c.outcome = protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
+		return c
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("arguments", args).Msg("backend request")
 	result, err := r.opts.Backend.Call(ctx, e.Method, args)
 	if err != nil {
-		res, outcome = r.failure(ctx, e, err)
-		return res, outcome, err
+		c.res, c.outcome = r.failure(ctx, e, err)
+		c.backendErr = err
+		return c
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
-	res, outcome = r.success(ctx, e, schemas.out, result)
-	return res, outcome, nil
+	c.res, c.outcome = r.success(ctx, e, schemas.out, result)
+	return c
 }
 
 // checkArguments checks a call's arguments against the tool's input
