@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -60,15 +61,15 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 
 	// The file, its tools left out.
-	doc, err := decodeValue(s.rest)
+	doc, values, err := defaultDecoder.decode(s.rest)
 	if err != nil {
 		path, msg := decodeProblem(err)
 		p.add(Error, path, "", "%s", msg)
 		return nil
 	}
-	fileFormat, _ := formats()
-	if err := Validate(fileFormat, doc); err != nil {
-		for _, v := range Violations(err) {
+	fileFormat, _ := manifestSchemas()
+	if vs, err := fileFormat.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
+		for _, v := range checkProblems(vs, err) {
 			p.add(Error, v.Path(), "", "%s", v.Message)
 		}
 		return nil
@@ -120,14 +121,14 @@ func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 		}
 		p.add(Error, joinPath(t.Path(), path), t.Name, "%s", msg)
 	}
-	doc, err := decodeValue(raw)
+	doc, values, err := defaultDecoder.decode(raw)
 	if err != nil {
 		broken(decodeProblem(err))
 		return t, nil
 	}
-	_, toolFormat := formats()
-	if err := Validate(toolFormat, doc); err != nil {
-		for _, v := range Violations(err) {
+	_, toolFormat := manifestSchemas()
+	if vs, err := toolFormat.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
+		for _, v := range checkProblems(vs, err) {
 			broken(v.Path(), explainViolation(v))
 		}
 		return t, nil
@@ -143,6 +144,15 @@ func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 		_ = t.OutputSchema.Compact()
 	}
 	return t, doc
+}
+
+// checkProblems returns the violations of a check against the manifest
+// format, or the check's error as one violation at the root.
+func checkProblems(vs []Violation, err error) []Violation {
+	if err != nil {
+		return []Violation{{Message: "cannot be checked: it " + err.Error()}}
+	}
+	return vs
 }
 
 // nameOf returns the name of a tool that is broken, "" when it has none.

@@ -1,0 +1,219 @@
+package manifest
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// A Schema is a compiled JSON Schema whose checks are bounded: a check
+// ends when its context does, and when it has taken more steps than the
+// value and the schema justify, so that no schema and no value can make
+// one cost more than a small, known amount (see Check). It is safe for
+// concurrent use.
+type Schema struct {
+	compile func() (*compiled, error) // another copy
+	copies  sync.Pool                 // of *compiled that no check is using
+}
+
+// compiled is one copy of a schema, used by one check at a time. The
+// library passes nothing of a check's own to the hooks it runs, so the
+// hooks of each copy share one checkState, which the running check sets.
+type compiled struct {
+	schema *jsonschema.Schema
+	state  *checkState
+	parts  int // schema objects, for the bounds
+}
+
+// newSchema compiles a schema with build, given a compiler set up for
+// bounded checks; build is called again for each further copy.
+func newSchema(build func(*jsonschema.Compiler) (*jsonschema.Schema, error)) (*Schema, error) {
+	s := &Schema{compile: func() (*compiled, error) {
+		st := &checkState{undescribed: &jsonschema.ValidationError{Message: "fails too"}}
+		h := &hooks{state: st}
+		c := newCompiler()
+		c.RegisterExtension(hooksName, nil, h)
+		js, err := build(c)
+		if err != nil {
+			return nil, err
+		}
+		h.hookElements(js)
+		return &compiled{schema: js, state: st, parts: h.parts}, nil
+	}}
+	first, err := s.compile()
+	if err != nil {
+		return nil, err
+	}
+	s.copies.Put(first)
+	return s, nil
+}
+
+// Check decodes data within the limits of d and validates it against s.
+// It returns the violations, none when the value is valid, or an error
+// when the value cannot be checked: it is not JSON, or passes one of d's
+// limits (a *LimitError); checking it would take more steps than its size
+// and the schema's justify (a *LimitError, see ErrTooMuchWork); or ctx
+// ends first (ctx.Err()). Whatever the schema and the value, a check
+// holds a bounded amount of memory and ends within moments of ctx.
+func (s *Schema) Check(ctx context.Context, d *Decoder, data []byte) ([]Violation, error) {
+	v, values, err := d.decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return s.validate(ctx, v, values)
+}
+
+// validate checks v, a value of the given number of values (counting
+// every array, object and scalar) decoded by a Decoder, against s.
+func (s *Schema) validate(ctx context.Context, v any, values int) ([]Violation, error) {
+	c, _ := s.copies.Get().(*compiled)
+	if c == nil {
+		var err error
+		if c, err = s.compile(); err != nil {
+			return nil, fmt.Errorf("compile schema: %w", err)
+		}
+	}
+	// A stopped check leaves nothing behind in the copy: the library
+	// keeps the state of a validation on the stack.
+	defer s.copies.Put(c)
+	return c.validate(ctx, v, values)
+}
+
+func (c *compiled) validate(ctx context.Context, v any, values int) (vs []Violation, err error) {
+	c.state.start(ctx.Done(), c.parts, values)
+	defer func() {
+		c.state.stop()
+		switch p := recover().(type) {
+		case nil:
+		case stopCheck:
+			if err = p.err; err == nil {
+				err = ctx.Err()
+			}
+		default:
+			// The library panics on numbers its big.Rat parser refuses
+			// (an exponent past a million): the value is refused.
+			vs = []Violation{{Message: fmt.Sprintf("cannot be checked: %v (a number may be out of range)", p)}}
+		}
+	}()
+	if err := c.schema.Validate(v); err != nil {
+		return violations(err, c.state.undescribed), nil
+	}
+	return nil, nil
+}
+
+// ErrTooMuchWork is the limit a check passes when the schema would check
+// parts of the value over and over, as a schema whose alternatives each
+// descend into the same children does, with work growing exponentially
+// with the value's depth.
+var ErrTooMuchWork = &LimitError{"work", "takes more steps to check than its size and the schema's justify: the schema checks the same parts of it over and over"}
+
+// Bounds of a check's work, in steps: one step is the application of one
+// schema object to one value. A check may take minSteps steps, plus
+// stepsPerPair for each pair of a schema object and a value, and it may
+// apply the schema's objects to any one array or object at most
+// minVisits times, plus visitsPerPart for each schema object. Checks of
+// real tools take a few steps per value; a schema whose alternatives all
+// descend into the same children doubles the work at each level of the
+// value, and the bound on visits catches that within a few levels, even
+// when the value is padded to raise the bound on steps.
+const (
+	minSteps      = 10_000
+	stepsPerPair  = 16
+	minVisits     = 1024
+	visitsPerPart = 16
+	// countFrom is the step from which visits are counted, so that the
+	// checks of small values never pay for counting them.
+	countFrom = 256
+)
+
+// stopCheck is what a hook panics with to end a check at once; validate
+// recovers it. err is the check's error, nil when its context ended.
+type stopCheck struct{ err error }
+
+// checkState is the state of the check running on a compiled copy, read
+// by the copy's hooks.
+type checkState struct {
+	done      <-chan struct{} // the check's context's; nil when it never ends
+	steps     int
+	maxSteps  int
+	visits    map[uintptr]int // by array or object, from step countFrom on
+	maxVisits int
+	// failed counts the elements and members that failed; past
+	// maxDescribed, each is kept as undescribed.
+	failed      int
+	undescribed *jsonschema.ValidationError
+}
+
+func (st *checkState) start(done <-chan struct{}, parts, values int) {
+	st.done, st.steps, st.visits, st.failed = done, 0, nil, 0
+	st.maxSteps = minSteps + stepsPerPair*parts*values
+	st.maxVisits = minVisits + visitsPerPart*parts
+}
+
+func (st *checkState) stop() { st.done, st.visits = nil, nil }
+
+// step counts one application of a schema object to v, and ends the
+// check when it is past its bounds or its context has ended.
+func (st *checkState) step(v any) {
+	st.steps++
+	if st.steps > st.maxSteps {
+		panic(stopCheck{ErrTooMuchWork})
+	}
+	select {
+	case <-st.done:
+		panic(stopCheck{})
+	default:
+	}
+	if st.steps < countFrom {
+		return
+	}
+	switch c := v.(type) {
+	case map[string]any:
+		if len(c) == 0 {
+			return // childless: nothing to descend into
+		}
+	case []any:
+		if len(c) == 0 {
+			return
+		}
+	default:
+		return
+	}
+	if st.visits == nil {
+		st.visits = map[uintptr]int{}
+	}
+	// The value outlives the check, so its address names it.
+	key := reflect.ValueOf(v).Pointer()
+	st.visits[key]++
+	if st.visits[key] > st.maxVisits {
+		panic(stopCheck{ErrTooMuchWork})
+	}
+}
+
+// hooksName is the name of the extension hooks, for the library.
+const hooksName = "tairseach-bounds"
+
+// hooks is the library extension that bounds a copy's checks: the library
+// compiles it for every schema object, and runs the result at the end of
+// each application of that object to a value (unless the value's type
+// already failed), which is where a check is counted and stopped.
+type hooks struct {
+	state *checkState
+	parts int
+}
+
+func (h *hooks) Compile(jsonschema.CompilerContext, map[string]any) (jsonschema.ExtSchema, error) {
+	h.parts++
+	return &hook{state: h.state}, nil
+}
+
+// hook is the extension compiled for one schema object.
+type hook struct{ state *checkState }
+
+func (n *hook) Validate(_ jsonschema.ValidationContext, v any) error {
+	n.state.step(v)
+	return nil
+}
