@@ -36,6 +36,23 @@ func newSchema(build func(*jsonschema.Compiler) (*jsonschema.Schema, error)) (*S
 		h := &hooks{state: st}
 		c := newCompiler()
 		c.RegisterExtension(hooksName, nil, h)
+		for name := range jsonschema.Formats {
+			// The library calls a format's function only where the
+			// schema's draft asserts formats. Ours notes that it does and
+			// passes: the hooks check the format, bounded, and without
+			// quoting the value in the message.
+			c.Formats[name] = st.assertFormats
+		}
+		// Draft 7 asserts contentEncoding and contentMediaType, and
+		// checks contentSchema against the content decoded by the
+		// library, past the Decoder's limits. Like later drafts, they
+		// are annotations here: nil is no check.
+		for name := range jsonschema.Decoders {
+			c.Decoders[name] = nil
+		}
+		for name := range jsonschema.MediaTypes {
+			c.MediaTypes[name] = nil
+		}
 		js, err := build(c)
 		if err != nil {
 			return nil, err
@@ -145,6 +162,9 @@ type checkState struct {
 	// maxDescribed, each is kept as undescribed.
 	failed      int
 	undescribed *jsonschema.ValidationError
+	// formats says that the copy's draft asserts formats (the library
+	// called a format function); it holds for the life of the copy.
+	formats bool
 }
 
 func (st *checkState) start(done <-chan struct{}, parts, values int) {
@@ -154,6 +174,11 @@ func (st *checkState) start(done <-chan struct{}, parts, values int) {
 }
 
 func (st *checkState) stop() { st.done, st.visits = nil, nil }
+
+func (st *checkState) assertFormats(any) bool {
+	st.formats = true
+	return true
+}
 
 // step counts one application of a schema object to v, and ends the
 // check when it is past its bounds or its context has ended.
@@ -199,21 +224,34 @@ const hooksName = "tairseach-bounds"
 // hooks is the library extension that bounds a copy's checks: the library
 // compiles it for every schema object, and runs the result at the end of
 // each application of that object to a value (unless the value's type
-// already failed), which is where a check is counted and stopped.
+// already failed), which is where a check is counted, stopped, and where
+// formats are checked.
 type hooks struct {
 	state *checkState
 	parts int
 }
 
-func (h *hooks) Compile(jsonschema.CompilerContext, map[string]any) (jsonschema.ExtSchema, error) {
+func (h *hooks) Compile(_ jsonschema.CompilerContext, m map[string]any) (jsonschema.ExtSchema, error) {
 	h.parts++
-	return &hook{state: h.state}, nil
+	n := &hook{state: h.state}
+	if f, ok := m["format"].(string); ok && formatKnown(f) {
+		n.format = f
+	}
+	return n, nil
 }
 
 // hook is the extension compiled for one schema object.
-type hook struct{ state *checkState }
+type hook struct {
+	state  *checkState
+	format string // the object's format, when the library knows it
+}
 
-func (n *hook) Validate(_ jsonschema.ValidationContext, v any) error {
+func (n *hook) Validate(ctx jsonschema.ValidationContext, v any) error {
 	n.state.step(v)
+	if s, ok := v.(string); ok && n.format != "" && n.state.formats {
+		if msg := checkFormat(n.format, s); msg != "" {
+			return ctx.Error("format", "%s", msg)
+		}
+	}
 	return nil
 }

@@ -93,3 +93,15 @@ func TestEveryElementIsAStep(t *testing.T) {
 		t.Errorf("last violation %q, want %q…", last, want)
 	}
 }
+
+// Draft 7's contentMediaType and contentSchema are annotations, as in
+// later drafts: the library would check the content it decodes past the
+// Decoder's limits.
+func TestContentIsNotAsserted(t *testing.T) {
+	s := mustCompile(t, `{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"c":{"contentMediaType":"application/json","contentSchema":{"type":"integer","maximum":1}}}}`)
+	for _, v := range []string{`{"c":"not JSON"}`, `{"c":"1` + strings.Repeat("0", 10_000) + `"}`} {
+		if vs, err := s.Check(t.Context(), defaultDecoder, []byte(v)); len(vs) > 0 || err != nil {
+			t.Errorf("%.40s: %v, %v", v, vs, err)
+		}
+	}
+}

@@ -28,7 +28,7 @@ import (
 
 // hostileManifest has schemas that make the schema library's work grow
 // fast with its input: bounds on numbers, recursion, alternatives that
-// all descend into the same children.
+// all descend into the same children, and formats.
 var hostileManifest = `{"id":"h","tools":[
  {"name":"h.bounded","description":"A bounded number.","inputSchema":{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":100}}}},
  {"name":"h.tree","description":"A recursive shape.",
@@ -39,8 +39,9 @@ var hostileManifest = `{"id":"h","tools":[
  {"name":"h.hang","description":"Never answered.","inputSchema":{"type":"object"}},
  {"name":"h.groups","description":"Groups and items.","inputSchema":` + groupsSchema + `,"outputSchema":` + groupsSchema + `},
  {"name":"h.twice","description":"One value, checked 2^30 times.","inputSchema":` + twiceSchema + `},
- {"name":"h.list","description":"A list of strings.","inputSchema":{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}}}}
-],"implementation":{"methods":{"h.bounded":"h.bounded","h.tree":"h.tree","h.big":"h.big","h.mail":"h.mail","h.hang":"h.hang","h.groups":"h.groups","h.twice":"h.twice","h.list":"h.list"}}}`
+ {"name":"h.list","description":"A list of strings.","inputSchema":{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}}}},
+ {"name":"h.format","description":"Formats.","inputSchema":{"type":"object","properties":{"pattern":{"type":"string","format":"regex"},"span":{"type":"string","format":"duration"}}}}
+],"implementation":{"methods":{"h.bounded":"h.bounded","h.tree":"h.tree","h.big":"h.big","h.mail":"h.mail","h.hang":"h.hang","h.groups":"h.groups","h.twice":"h.twice","h.list":"h.list","h.format":"h.format"}}}`
 
 // groupsSchema is a tree of groups and items that both have children:
 // each alternative descends into the same children, so the schema
@@ -149,6 +150,14 @@ func TestFaultTable(t *testing.T) {
 			lines: []string{callLine(1, "h_list", `{"a":[`+strings.Repeat("0,", 3_999_999)+`0]}`)},
 			want:  []string{`"isError":true`, "took longer than 2s while its arguments were checked"},
 			bound: bound{cpu: 4 * time.Second, rss: 1000, latency: 5 * time.Second, after: 200 * time.Millisecond}},
+		{class: "argument format", input: "a regex of 8,000,000 characters",
+			lines: []string{callLine(1, "h_format", `{"pattern":"`+strings.Repeat("a", 8_000_000)+`"}`)},
+			want:  []string{`"isError":true`, `longer than the 1000 bytes that are checked as \"regex\"`},
+			bound: bound{cpu: time.Second, rss: 120, latency: 5 * time.Second, after: 200 * time.Millisecond}},
+		{class: "argument format", input: "a duration of 8,000,000 characters",
+			lines: []string{callLine(1, "h_format", `{"span":"P`+strings.Repeat("1Y", 4_000_000)+`"}`)},
+			want:  []string{`"isError":true`, `longer than the 256 bytes that are checked as \"duration\"`},
+			bound: bound{cpu: time.Second, rss: 120, latency: 5 * time.Second, after: 200 * time.Millisecond}},
 		{class: "schema shape", input: "a manifest whose schema is nested 400 deep",
 			setup: func(t *testing.T, dir string) {
 				deep := strings.Repeat("[", 400) + "1" + strings.Repeat("]", 400)
