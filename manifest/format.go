@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -66,4 +68,50 @@ func preview(s string) string {
 		n--
 	}
 	return strconv.Quote(s[:n]) + "…"
+}
+
+// maxPatternLength is the longest pattern, in bytes, that a schema may
+// have, in pattern or as a name in patternProperties: compiling a schema,
+// the library compiles each one twice, to check it against the draft's
+// meta-schema and to keep it, at up to 15 KiB and 20 µs a byte.
+const maxPatternLength = 4096
+
+// checkPatterns returns an error naming a pattern longer than
+// maxPatternLength in a schema decoded by a Decoder, nil when there is
+// none.
+func checkPatterns(schema any) error {
+	var walk func(v any, path string) error
+	walk = func(v any, path string) error {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				switch e := v[k]; k {
+				case "const", "enum", "default", "examples":
+					continue // values, not schemas
+				case "pattern":
+					if s, ok := e.(string); ok && len(s) > maxPatternLength {
+						return fmt.Errorf("%s: a pattern of %d bytes, longer than the %d bytes that are compiled", joinPath(path, k), len(s), maxPatternLength)
+					}
+				case "patternProperties":
+					names, _ := e.(map[string]any)
+					for name := range names {
+						if len(name) > maxPatternLength {
+							return fmt.Errorf("%s: a pattern of %d bytes, longer than the %d bytes that are compiled", joinPath(path, k), len(name), maxPatternLength)
+						}
+					}
+				}
+				if err := walk(v[k], joinPath(path, k)); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, e := range v {
+				if err := walk(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(schema, "")
 }

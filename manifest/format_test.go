@@ -78,3 +78,29 @@ func TestFormatsAreAssertedAsTheDraftSays(t *testing.T) {
 		})
 	}
 }
+
+// A schema's patterns are compiled when the schema is: one longer than
+// maxPatternLength keeps the tool from being served, before any is
+// compiled.
+func TestLongPatternsInASchemaAreRefused(t *testing.T) {
+	long := strings.Repeat("a", maxPatternLength+1)
+	for _, tc := range []struct {
+		name, schema, want string
+	}{
+		{"a long pattern", `{"type":"object","properties":{"p":{"type":"string","pattern":"` + long + `"}}}`,
+			"tools[0].inputSchema: error: schema does not compile: properties.p.pattern: a pattern of 4097 bytes, longer than the 4096 bytes that are compiled"},
+		{"a long name in patternProperties", `{"type":"object","patternProperties":{"` + long + `":{}}}`,
+			"schema does not compile: patternProperties: a pattern of 4097 bytes"},
+		{"a pattern as long as allowed", `{"type":"object","properties":{"p":{"pattern":"` + long[1:] + `"}}}`, ""},
+		{"a long string that is a value, not a pattern", `{"type":"object","const":{"pattern":"` + long + `"}}`, ""},
+		{"a property named pattern", `{"type":"object","properties":{"pattern":{"type":"string"}}}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, problems := Parse("m.json", []byte(`{"id":"x","tools":[{"name":"a","description":"A.","inputSchema":`+tc.schema+`}],"implementation":{"methods":{"a":"a"}}}`))
+			got := joinProblems(problems)
+			if m == nil || m.Tools[0].Broken != (tc.want != "") || !strings.Contains(got, tc.want) {
+				t.Errorf("problems:\n%.500s\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -97,7 +97,7 @@ func (p *parser) parse(data []byte) *Manifest {
 		}
 		t.Method = m.Implementation.Methods[t.Name]
 		p.lint(t, doc)
-		p.compile(t)
+		p.compile(t, doc)
 	}
 
 	// A method mapping with no tool is probably a typo in one of the names.
@@ -190,10 +190,12 @@ func (p *parser) lint(t *Tool, doc any) {
 	}
 }
 
-// compile checks that the tool's schemas compile, marking it broken when
-// one does not. The compiled schemas are dropped: whoever serves the tool
+// compile checks that the tool's schemas compile, with no pattern too
+// long to compile, marking it broken when one does not; doc is the tool
+// decoded. The compiled schemas are dropped: whoever serves the tool
 // compiles them when it needs them (see CompileSchemas).
-func (p *parser) compile(t *Tool) {
+func (p *parser) compile(t *Tool, doc any) {
+	fields, _ := doc.(map[string]any)
 	for _, s := range []struct {
 		field  string
 		schema jsontext.Value
@@ -202,7 +204,11 @@ func (p *parser) compile(t *Tool) {
 			continue
 		}
 		path := t.Path() + "." + s.field
-		if _, err := compileSchema(path, s.schema); err != nil {
+		err := checkPatterns(fields[s.field])
+		if err == nil {
+			_, err = compileSchema(path, s.schema)
+		}
+		if err != nil {
 			t.Broken = true
 			p.add(Error, path, t.Name, "schema does not compile: %v", err)
 		}

@@ -166,6 +166,13 @@ func TestFaultTable(t *testing.T) {
 			lines: []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
 			want:  []string{"tairseach_h_bounded"},
 			bound: bound{cpu: 2 * time.Second, rss: 80, latency: 5 * time.Second}},
+		{class: "schema shape", input: "a manifest whose schema has a pattern of 8,000,000 characters",
+			setup: func(t *testing.T, dir string) {
+				write(t, filepath.Join(dir, "pattern.json"), `{"id":"p","tools":[{"name":"p.long","description":"Long.","inputSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"`+strings.Repeat("a", 8_000_000)+`"}}}}],"implementation":{"methods":{"p.long":"p.long"}}}`)
+			},
+			lines: []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			want:  []string{"tairseach_h_bounded"},
+			bound: bound{cpu: time.Second, rss: 120, latency: 5 * time.Second}},
 		{class: "backend reply", input: "a result nested 2,000 deep against a recursive outputSchema",
 			lines: []string{callLine(1, "h_tree", `{}`)},
 			want:  []string{`"isError":true`, "--max-depth"},
