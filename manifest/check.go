@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -16,8 +15,14 @@ import (
 // concurrent use.
 type Schema struct {
 	compile func() (*compiled, error) // another copy
-	copies  sync.Pool                 // of *compiled that no check is using
+	idle    chan *compiled            // copies that no check is using
 }
+
+// maxIdle is the number of copies of a schema that are kept for the next
+// checks: checks take microseconds, so few run at once. Copies are not
+// kept in a sync.Pool, which drops them at each garbage collection: a
+// copy costs a hundred times a check to compile.
+const maxIdle = 8
 
 // compiled is one copy of a schema, used by one check at a time. The
 // library passes nothing of a check's own to the hooks it runs, so the
@@ -31,7 +36,7 @@ type compiled struct {
 // newSchema compiles a schema with build, given a compiler set up for
 // bounded checks; build is called again for each further copy.
 func newSchema(build func(*jsonschema.Compiler) (*jsonschema.Schema, error)) (*Schema, error) {
-	s := &Schema{compile: func() (*compiled, error) {
+	s := &Schema{idle: make(chan *compiled, maxIdle), compile: func() (*compiled, error) {
 		st := &checkState{undescribed: &jsonschema.ValidationError{Message: "fails too"}}
 		h := &hooks{state: st}
 		c := newCompiler()
@@ -64,7 +69,7 @@ func newSchema(build func(*jsonschema.Compiler) (*jsonschema.Schema, error)) (*S
 	if err != nil {
 		return nil, err
 	}
-	s.copies.Put(first)
+	s.idle <- first
 	return s, nil
 }
 
@@ -86,16 +91,23 @@ func (s *Schema) Check(ctx context.Context, d *Decoder, data []byte) ([]Violatio
 // validate checks v, a value of the given number of values (counting
 // every array, object and scalar) decoded by a Decoder, against s.
 func (s *Schema) validate(ctx context.Context, v any, values int) ([]Violation, error) {
-	c, _ := s.copies.Get().(*compiled)
-	if c == nil {
+	var c *compiled
+	select {
+	case c = <-s.idle:
+	default:
 		var err error
 		if c, err = s.compile(); err != nil {
 			return nil, fmt.Errorf("compile schema: %w", err)
 		}
 	}
-	// A stopped check leaves nothing behind in the copy: the library
-	// keeps the state of a validation on the stack.
-	defer s.copies.Put(c)
+	defer func() {
+		// A stopped check leaves nothing behind in the copy: the library
+		// keeps the state of a validation on the stack.
+		select {
+		case s.idle <- c:
+		default: // enough are kept
+		}
+	}()
 	return c.validate(ctx, v, values)
 }
 
@@ -248,8 +260,8 @@ type hook struct {
 
 func (n *hook) Validate(ctx jsonschema.ValidationContext, v any) error {
 	n.state.step(v)
-	if s, ok := v.(string); ok && n.format != "" && n.state.formats {
-		if msg := checkFormat(n.format, s); msg != "" {
+	if n.format != "" && n.state.formats {
+		if msg := checkFormat(n.format, v); msg != "" {
 			return ctx.Error("format", "%s", msg)
 		}
 	}

@@ -41,14 +41,18 @@ func formatKnown(f string) bool {
 	return ok
 }
 
-// checkFormat checks s against the known format f, as the schema library
-// does, within maxFormatLength. It returns why s fails, "" when it
-// passes; the message shows the start of s only.
-func checkFormat(f, s string) string {
+// checkFormat checks v against the known format f, as the schema library
+// does, within maxFormatLength: only strings have formats. It returns why
+// v fails, "" when it passes; the message shows the start of v only.
+func checkFormat(f string, v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return ""
+	}
 	if limit, ok := maxFormatLength[f]; ok && len(s) > limit {
 		return fmt.Sprintf("%s is %d bytes long, longer than the %d bytes that are checked as %q", preview(s), len(s), limit, f)
 	}
-	if !jsonschema.Formats[f](s) {
+	if !jsonschema.Formats[f](v) {
 		return fmt.Sprintf("%s is not valid %q", preview(s), f)
 	}
 	return ""
