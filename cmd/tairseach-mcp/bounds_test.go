@@ -110,7 +110,8 @@ func TestFaultTable(t *testing.T) {
 		setup        func(t *testing.T, dir string)
 		args         []string
 		lines        []string
-		sigterm      bool // send SIGTERM once the lines are written
+		then         []string // sent once lines are answered, keeping the bridge up while its CPU after the answers is measured
+		sigterm      bool     // send SIGTERM once the lines are written
 		want         []string
 		bound        bound
 	}{
@@ -145,11 +146,12 @@ func TestFaultTable(t *testing.T) {
 			lines: []string{callLine(1, "h_twice", `{"s":"a","pad":[`+strings.Repeat("0,", 30_000)+`0]}`)},
 			want:  []string{`"isError":true`, "took longer than 2s while its arguments were checked"},
 			bound: bound{cpu: 3 * time.Second, rss: 80, latency: 3 * time.Second, after: 200 * time.Millisecond}},
-		{class: "argument shape", input: "an array of 4,000,000 numbers where strings are expected (8 MB), with --call-timeout 2s",
+		{class: "argument shape", input: "an array of 2,000,000 numbers where strings are expected (4 MB), with --call-timeout 2s, then a call that waits 2 s",
 			args:  []string{"--call-timeout", "2s"},
-			lines: []string{callLine(1, "h_list", `{"a":[`+strings.Repeat("0,", 3_999_999)+`0]}`)},
+			lines: []string{callLine(1, "h_list", `{"a":[`+strings.Repeat("0,", 1_999_999)+`0]}`)},
+			then:  []string{callLine(2, "h_hang", `{}`)},
 			want:  []string{`"isError":true`, "took longer than 2s while its arguments were checked"},
-			bound: bound{cpu: 4 * time.Second, rss: 1000, latency: 5 * time.Second, after: 200 * time.Millisecond}},
+			bound: bound{cpu: 4 * time.Second, rss: 400, latency: 5 * time.Second, after: 200 * time.Millisecond}},
 		{class: "argument format", input: "a regex of 8,000,000 characters",
 			lines: []string{callLine(1, "h_format", `{"pattern":"`+strings.Repeat("a", 8_000_000)+`"}`)},
 			want:  []string{`"isError":true`, `longer than the 1000 bytes that are checked as \"regex\"`},
@@ -264,6 +266,12 @@ func TestFaultTable(t *testing.T) {
 			latency := time.Since(start)
 			rss := peakRSS(t, cmd.Process.Pid) // before it exits: after, /proc no longer has it
 			answeredCPU := procCPU(t, cmd.Process.Pid)
+			for _, l := range row.then {
+				io.WriteString(stdin, l+"\n")
+				if _, err := r.ReadString('\n'); err != nil {
+					t.Errorf("no response to %.100s: %v", l, err)
+				}
+			}
 			stdin.Close()
 			if err := cmd.Wait(); err != nil {
 				t.Errorf("bridge: %v\n%s", err, stderr.String())
