@@ -79,7 +79,8 @@ func newSchema(build func(*jsonschema.Compiler) (*jsonschema.Schema, error)) (*S
 // limits (a *LimitError); checking it would take more steps than its size
 // and the schema's justify (a *LimitError, see ErrTooMuchWork); or ctx
 // ends first (ctx.Err()). Whatever the schema and the value, a check
-// holds a bounded amount of memory and ends within moments of ctx.
+// stops within moments of ctx, and holds memory in proportion to the
+// value, not to the schema's work.
 func (s *Schema) Check(ctx context.Context, d *Decoder, data []byte) ([]Violation, error) {
 	v, values, err := d.decode(data)
 	if err != nil {
