@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -132,8 +131,8 @@ func (r *Registry) run(ctx context.Context, e *Entry, req *protocol.CallToolRequ
 
 // checkArguments checks a call's arguments against the tool's input
 // schema; it returns nil when they pass, else the result to answer.
-func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *jsonschema.Schema, args jsontext.Value) (*protocol.CallToolResult, string) {
-	switch vs, err := r.check(ctx, input, args); {
+func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *manifest.Schema, args jsontext.Value) (*protocol.CallToolResult, string) {
+	switch vs, err := input.Check(ctx, r.decoder, args); {
 	case ctx.Err() != nil:
 		return r.stopped(ctx, e, "while its arguments were checked")
 	case err != nil:
@@ -149,57 +148,20 @@ func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *jsonsche
 	return nil, ""
 }
 
-// inlineCheck is the size below which a value is checked on the call's
-// own goroutine: within the limits such a check takes microseconds.
-const inlineCheck = 64 << 10
-
-// check decodes a value within the limits and validates it against s. A
-// large value is checked aside, so that the call answers at once when
-// ctx ends; the check then finishes on its own, which the limits keep
-// short.
-func (r *Registry) check(ctx context.Context, s *jsonschema.Schema, value jsontext.Value) ([]manifest.Violation, error) {
-	if len(value) <= inlineCheck {
-		return r.checkNow(s, value)
-	}
-	type outcome struct {
-		vs  []manifest.Violation
-		err error
-	}
-	done := make(chan outcome, 1)
-	// Ends when the check does; nobody waits for it after ctx ends.
-	go func() {
-		vs, err := r.checkNow(s, value)
-		done <- outcome{vs, err}
-	}()
-	select {
-	case o := <-done:
-		return o.vs, o.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (r *Registry) checkNow(s *jsonschema.Schema, value jsontext.Value) ([]manifest.Violation, error) {
-	v, err := r.decoder.Decode(value)
-	if err != nil {
-		return nil, err
-	}
-	if err := manifest.Validate(s, v); err != nil {
-		return manifest.Violations(err), nil
-	}
-	return nil, nil
-}
-
 // describeDecodeError says why a value could not be checked.
 func describeDecodeError(err error) string {
 	var le *manifest.LimitError
-	if errors.As(err, &le) {
-		return fmt.Sprintf("the value %s (the bridge's limit, set with %s)", le.Error(), limitFlags[le.Limit])
+	if !errors.As(err, &le) {
+		return fmt.Sprintf("not valid JSON (%v)", err)
 	}
-	return fmt.Sprintf("not valid JSON (%v)", err)
+	if flag := limitFlags[le.Limit]; flag != "" {
+		return fmt.Sprintf("the value %s (the bridge's limit, set with %s)", le.Error(), flag)
+	}
+	return "the value " + le.Error()
 }
 
-// limitFlags names the command-line flag of each manifest.Limits field.
+// limitFlags names the command-line flag of each manifest.Limits field;
+// the bound on a check's work has none.
 var limitFlags = map[string]string{"depth": "--max-depth", "number length": "--max-number-length", "size": "--max-checked-size"}
 
 // Bounds of what a model is told about violations, and of what is logged.
@@ -264,9 +226,9 @@ func (r *Registry) stopped(ctx context.Context, e *Entry, when string) (*protoco
 // success maps a backend result: the JSON as text, plus structured
 // content when it is an object, both from the one copy of the bytes
 // read, checked against the outputSchema when the tool declares one.
-func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
+func (r *Registry) success(ctx context.Context, e *Entry, output *manifest.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
 	if output != nil {
-		vs, err := r.check(ctx, output, result)
+		vs, err := output.Check(ctx, r.decoder, result)
 		switch {
 		case ctx.Err() != nil:
 			return r.stopped(ctx, e, "while its result was checked")

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
@@ -52,7 +50,7 @@ type Entry struct {
 
 // compiledSchemas are a tool's compiled input and output schemas; out is
 // nil when the tool declares none.
-type compiledSchemas struct{ in, out *jsonschema.Schema }
+type compiledSchemas struct{ in, out *manifest.Schema }
 
 func newEntry(name string, m *manifest.Manifest, t *manifest.Tool) *Entry {
 	return &Entry{Name: name, Method: t.Method, File: m.File, Tool: t, Manifest: m,
