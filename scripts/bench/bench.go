@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,15 @@ const window = 64 // requests in flight in pipelined measurements
 type bench struct {
 	bridge, work, manifests string
 	n, pipelined, tools     int
+	// rows selects the rows to run by name; nil runs them all.
+	rows *regexp.Regexp
 }
+
+// benchTools is how many tools the manifests hold besides the fillers.
+const benchTools = 2
+
+// served is how many tools the bridge serves from the manifests.
+func (b *bench) served() int { return b.tools + benchTools }
 
 // stats summarises one measurement.
 type stats struct {
@@ -38,7 +47,10 @@ type stats struct {
 	// BackendCPUus is the backend's CPU time per call in the pipelined
 	// rows: how much work the calls' traffic gives it.
 	BackendCPUus float64 `json:"backend_cpu_us_per_call,omitempty"`
-	MaxRSSMiB    float64 `json:"max_rss_mib,omitempty"`
+	// CPUmsPerMiB is the bridge's CPU time per MiB of result, in the
+	// result rows.
+	CPUmsPerMiB float64 `json:"cpu_ms_per_mib,omitempty"`
+	MaxRSSMiB   float64 `json:"max_rss_mib,omitempty"`
 }
 
 // results pairs each bridge measurement with its direct-socket baseline.
@@ -48,9 +60,20 @@ type results struct {
 	Stdio string `json:"stdio"` // what the bridge had as stdin and stdout: pipes or sockets
 }
 
+// The kinds of row, one table each in the report.
+const (
+	kindSequential = "sequential" // one call at a time, directly and through the bridge in turns
+	kindResult     = "result"     // the same, for results of a size
+	kindPipelined  = "pipelined"  // window calls in flight
+	kindTools      = "tools"      // the bridge's tool list and startup, with no direct baseline
+)
+
 type row struct {
+	Kind   string `json:"kind"`
 	Direct *stats `json:"direct,omitempty"`
 	Bridge stats  `json:"bridge"`
+	// ResultBytes is the size of each call's result, in the result rows.
+	ResultBytes int `json:"result_bytes,omitempty"`
 }
 
 func summarise(name string, lat []time.Duration, errs int, wall time.Duration) stats {
@@ -68,95 +91,11 @@ func summarise(name string, lat []time.Duration, errs int, wall time.Duration) s
 	return s
 }
 
-func (b *bench) runAll() (*results, error) {
-	res := &results{Tools: b.tools, Stdio: "pipes"}
-	if stdioSockets {
-		res.Stdio = "sockets"
-	}
-	small := `{"data":"` + strings.Repeat("a", 100-11) + `"}`
-	large := `{"data":"` + strings.Repeat("b", 64<<10-11) + `"}`
-
-	for _, concurrent := range []bool{true, false} {
-		mode := "sequential backend"
-		if concurrent {
-			mode = "concurrent backend"
-		}
-		sock := filepath.Join(b.work, fmt.Sprintf("b%v.sock", concurrent))
-		be, err := spawnBackend(sock, concurrent)
-		if err != nil {
-			return nil, err
-		}
-		if concurrent {
-			// The 100 B row has a floor row: what any process between
-			// client and backend costs here (see serveRelay).
-			relay, err := relayCmd(sock)
-			if err != nil {
-				return nil, err
-			}
-			d, through, err := sequentialRows(sock, small, b.n, b.bridgeCmd(sock), relay)
-			if err != nil {
-				return nil, err
-			}
-			d.Name, through[0].Name, through[1].Name = "sequential call, 100 B", "sequential call, 100 B", "sequential call, 100 B, do-nothing relay"
-			res.Rows = append(res.Rows, row{Direct: &d, Bridge: through[0]}, row{Direct: &d, Bridge: through[1]})
-			dl, through, err := sequentialRows(sock, large, b.n, b.bridgeCmd(sock))
-			if err != nil {
-				return nil, err
-			}
-			dl.Name, through[0].Name = "sequential call, 64 KiB", "sequential call, 64 KiB"
-			res.Rows = append(res.Rows, row{Direct: &dl, Bridge: through[0]})
-			dr, br, err := b.duringReloads(sock, small)
-			if err != nil {
-				return nil, err
-			}
-			res.Rows = append(res.Rows, row{Direct: &dr, Bridge: br})
-		}
-		name := "pipelined ×64, " + mode
-		conns := 1
-		if !concurrent {
-			conns = 16 // the bridge's default pool size
-		}
-		var d stats
-		err = be.counting(&d, func() (err error) { d, err = directPipelined(sock, small, b.pipelined, conns); return err })
-		if err != nil {
-			return nil, err
-		}
-		br, err := bridgeRun(b.bridgeCmd(sock), func(c *client) (s stats, err error) {
-			err = be.counting(&s, func() (err error) { s, err = c.pipelinedCalls(small, b.pipelined); return err })
-			return s, err
-		})
-		if err != nil {
-			return nil, err
-		}
-		d.Name, br.Name = name, name
-		res.Rows = append(res.Rows, row{Direct: &d, Bridge: br})
-		be.close()
-	}
-
-	sock := filepath.Join(b.work, "list.sock")
-	be, err := spawnBackend(sock, true)
-	if err != nil {
-		return nil, err
-	}
-	defer be.close()
-	list, err := bridgeRun(b.bridgeCmd(sock), func(c *client) (stats, error) { return c.toolsList(200, b.tools+1) })
-	if err != nil {
-		return nil, err
-	}
-	list.Name = fmt.Sprintf("tools/list, %d tools", b.tools+1)
-	res.Rows = append(res.Rows, row{Bridge: list})
-	toInit, toList, err := b.startup(sock, 15)
-	if err != nil {
-		return nil, err
-	}
-	toInit.Name = fmt.Sprintf("start to initialize response, %d tools", b.tools+1)
-	toList.Name = fmt.Sprintf("start to first tools/list response, %d tools", b.tools+1)
-	res.Rows = append(res.Rows, row{Bridge: toInit}, row{Bridge: toList})
-	return res, nil
-}
-
 // backendProc is the fake backend running in a child process.
-type backendProc struct{ cmd *exec.Cmd }
+type backendProc struct {
+	cmd  *exec.Cmd
+	sock string
+}
 
 func (p *backendProc) close() { p.cmd.Process.Kill(); p.cmd.Wait() }
 
@@ -189,7 +128,7 @@ func spawnBackend(sock string, concurrent bool) (*backendProc, error) {
 	for range 200 {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()
-			return &backendProc{cmd: cmd}, nil
+			return &backendProc{cmd: cmd, sock: sock}, nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -249,11 +188,11 @@ func (c *client) finish(s *stats, cpu0 time.Duration) error {
 // rounds is how many turns the sequential measurements take.
 const rounds = 10
 
-// sequentialRows measures sequential calls with args made directly and
-// through each of the processes argvs start, in rounds that take turns,
-// so that the machine's drift (its speed varies by a third within
-// minutes) falls on every row alike.
-func sequentialRows(sock, args string, n int, argvs ...[]string) (direct stats, through []stats, err error) {
+// sequentialRows measures n sequential calls of l made directly and
+// through each of the processes argvs start, each fresh, in rounds that
+// take turns, so that the machine's drift (its speed varies by a third
+// within minutes) falls on every row alike.
+func sequentialRows(sock string, l load, n int, argvs ...[]string) (direct stats, through []stats, err error) {
 	d, err := dialDirect(sock)
 	if err != nil {
 		return stats{}, nil, err
@@ -283,13 +222,13 @@ func sequentialRows(sock, args string, n int, argvs ...[]string) (direct stats, 
 		if r == 0 {
 			per += n % rounds
 		}
-		e, err := d.sequential(args, per, &dLat)
+		e, err := l.direct(d, per, &dLat)
 		if err != nil {
 			return stats{}, nil, err
 		}
 		dErrs += e
 		for i, c := range clients {
-			e, err := c.sequential(args, per, &lat[i])
+			e, err := l.bridged(c, per, &lat[i])
 			if err != nil {
 				return stats{}, nil, err
 			}
@@ -358,8 +297,8 @@ func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error)
 			c.w.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 			resp, err = c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
 			listLat = append(listLat, time.Since(t0))
-			if n := bytes.Count(resp, []byte(`"inputSchema"`)); err == nil && n != b.tools+1 {
-				err = fmt.Errorf("the first tools/list has %d tools, want %d", n, b.tools+1)
+			if n := bytes.Count(resp, []byte(`"inputSchema"`)); err == nil && n != b.served() {
+				err = fmt.Errorf("the first tools/list has %d tools, want %d", n, b.served())
 			}
 		}
 		c.close()

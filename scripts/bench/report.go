@@ -6,43 +6,77 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
 
+// printTable prints the results as one table for each kind of row.
 func printTable(w io.Writer, res *results) {
 	fmt.Fprintf(w, "the bridge's stdin and stdout: %s\n", res.Stdio)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "measurement\tdirect p50 µs\tbridge p50 µs\t+µs\tratio\tdirect p99 µs\tbridge p99 µs\tdirect max µs\tbridge max µs\tdirect calls/s\tbridge calls/s\tCPU µs/call\tbackend CPU µs/call\tRSS MiB\terrors\t")
-	for _, r := range res.Rows {
-		b := r.Bridge
-		if r.Direct == nil {
-			fmt.Fprintf(tw, "%s\t-\t%.0f\t-\t-\t-\t%.0f\t-\t%.0f\t-\t-\t%s\t-\t%.1f\t%d\t\n", b.Name, b.P50us, b.P99us, b.MaxUs, cpu(b), b.MaxRSSMiB, b.Errors)
-			continue
+	section := func(kind, title, header string, line func(tw io.Writer, r row)) {
+		if !slices.ContainsFunc(res.Rows, func(r row) bool { return r.Kind == kind }) {
+			return
 		}
-		d := r.Direct
-		backend := "-"
-		if b.BackendCPUus > 0 {
-			backend = fmt.Sprintf("%.1f → %.1f", d.BackendCPUus, b.BackendCPUus)
+		fmt.Fprintf(w, "\n%s\n", title)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, header)
+		for _, r := range res.Rows {
+			if r.Kind == kind {
+				line(tw, r)
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.2f×\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%d\t\n", b.Name, d.P50us, b.P50us, b.P50us-d.P50us, b.P50us/d.P50us,
-			d.P99us, b.P99us, d.MaxUs, b.MaxUs, rate(d.PerSecond), rate(b.PerSecond), cpu(b), backend, b.MaxRSSMiB, d.Errors+b.Errors)
+		tw.Flush()
 	}
-	tw.Flush()
+	section(kindSequential, "sequential calls, directly and through the bridge in turns",
+		"measurement\tdirect p50 µs\tbridge p50 µs\t+µs\tratio\tdirect p99 µs\tbridge p99 µs\tdirect max µs\tbridge max µs\tCPU µs/call\tRSS MiB\terrors\t",
+		func(tw io.Writer, r row) {
+			d, b := r.Direct, r.Bridge
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%.1f\t%d\t\n", b.Name, d.P50us, b.P50us, b.P50us-d.P50us, ratio(b.P50us, d.P50us),
+				d.P99us, b.P99us, d.MaxUs, b.MaxUs, cpu(b.CPUusCall), b.MaxRSSMiB, d.Errors+b.Errors)
+		})
+	section(kindResult, "results of a size, directly and through the bridge in turns (ratio: p50 ÷ direct p50; the bridge fresh, so its peak RSS is the row's)",
+		"measurement\tcalls\tdirect p50 ms\tbridge p50 ms\tratio\tdirect p99 ms\tbridge p99 ms\tCPU ms/call\tCPU ms/MiB\tRSS MiB\tRSS ÷ size\terrors\t",
+		func(tw io.Writer, r row) {
+			d, s := r.Direct, r.Bridge
+			size := float64(r.ResultBytes) / (1 << 20)
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%s\t%.3f\t%.3f\t%.3f\t%.2f\t%.1f\t%.1f×\t%d\t\n", s.Name, s.Calls, d.P50us/1e3, s.P50us/1e3, ratio(s.P50us, d.P50us),
+				d.P99us/1e3, s.P99us/1e3, s.CPUusCall/1e3, s.CPUmsPerMiB, s.MaxRSSMiB, s.MaxRSSMiB/size, d.Errors+s.Errors)
+		})
+	section(kindPipelined, fmt.Sprintf("pipelined calls, %d in flight, directly, then through the bridge", window),
+		"measurement\tdirect calls/s\tbridge calls/s\t÷ direct\tp50 µs\tp99 µs\tmax µs\tCPU µs/call\tbackend CPU µs/call\tRSS MiB\terrors\t",
+		func(tw io.Writer, r row) {
+			d, s := r.Direct, r.Bridge
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%s\t%.1f → %.1f\t%.1f\t%d\t\n", s.Name, d.PerSecond, s.PerSecond, ratio(s.PerSecond, d.PerSecond),
+				s.P50us, s.P99us, s.MaxUs, cpu(s.CPUusCall), d.BackendCPUus, s.BackendCPUus, s.MaxRSSMiB, d.Errors+s.Errors)
+		})
+	section(kindTools, "the tool list and startup, through the bridge",
+		"measurement\tp50 µs\tp99 µs\tmax µs\tRSS MiB\terrors\t",
+		func(tw io.Writer, r row) {
+			b := r.Bridge
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%s\t%d\t\n", b.Name, b.P50us, b.P99us, b.MaxUs, mib(b.MaxRSSMiB), b.Errors)
+		})
 }
 
-func rate(v float64) string {
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func cpu(us float64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", us)
+}
+
+func mib(v float64) string {
 	if v == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f", v)
-}
-
-func cpu(s stats) string {
-	if s.CPUusCall == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f", s.CPUusCall)
+	return fmt.Sprintf("%.1f", v)
 }
 
 func writeJSON(path string, res *results) error {
@@ -53,14 +87,18 @@ func writeJSON(path string, res *results) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// writeManifests writes the benchmark tool and n filler tools of realistic
-// size (description, schema with several properties), 100 per file. gen
-// goes into the fillers' titles: a new gen is an edit of every filler file.
+// writeManifests writes the benchmark tools (benchTools of them) and n
+// filler tools of realistic size (description, schema with several
+// properties), 100 per file. gen goes into the fillers' titles: a new gen
+// is an edit of every filler file.
 func writeManifests(dir string, n, gen int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	bench := `{"id":"bench","tools":[{"name":"bench.echo","description":"Echo the arguments.","inputSchema":{"type":"object","properties":{"data":{"type":"string"}},"required":["data"]}}],"implementation":{"methods":{"bench.echo":"echo"}}}`
+	bench := `{"id":"bench","tools":[` +
+		`{"name":"bench.echo","description":"Echo the arguments.","inputSchema":{"type":"object","properties":{"data":{"type":"string"}},"required":["data"]}},` +
+		`{"name":"bench.payload","description":"Answer {\"data\": \"<size bytes>\"}.","inputSchema":{"type":"object","properties":{"size":{"type":"integer","minimum":0}},"required":["size"]}}` +
+		`],"implementation":{"methods":{"bench.echo":"echo","bench.payload":"payload"}}}`
 	if err := os.WriteFile(filepath.Join(dir, "bench.json"), []byte(bench), 0o644); err != nil {
 		return err
 	}
