@@ -24,6 +24,9 @@ const window = 64 // requests in flight in pipelined measurements
 type bench struct {
 	bridge, work, manifests string
 	n, pipelined, tools     int
+	// peer is the mcp-go peer bridge's binary (see peers/mcpgo), or ""
+	// to measure without it; peerName names it in the results.
+	peer, peerName string
 	// rows selects the rows to run by name; nil runs them all.
 	rows *regexp.Regexp
 }
@@ -58,6 +61,9 @@ type results struct {
 	Rows  []row  `json:"rows"`
 	Tools int    `json:"tools"`
 	Stdio string `json:"stdio"` // what the bridge had as stdin and stdout: pipes or sockets
+	// Peer names the peer bridge of the rows' Peer measurements, with
+	// its version, when it ran.
+	Peer string `json:"peer,omitempty"`
 }
 
 // The kinds of row, one table each in the report.
@@ -72,6 +78,8 @@ type row struct {
 	Kind   string `json:"kind"`
 	Direct *stats `json:"direct,omitempty"`
 	Bridge stats  `json:"bridge"`
+	// Peer is the same measurement through the peer bridge, when it ran.
+	Peer *stats `json:"peer,omitempty"`
 	// ResultBytes is the size of each call's result, in the result rows.
 	ResultBytes int `json:"result_bytes,omitempty"`
 }

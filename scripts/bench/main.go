@@ -5,9 +5,10 @@
 // that answers pipelined requests concurrently, and one that answers one
 // request at a time per connection, like the real server), tools/list
 // latency and startup time with 1,000 tools, the bridge's peak RSS and
-// CPU time per call. Every response is verified.
+// CPU time per call. The result and pipelined rows also measure a peer
+// bridge built on mcp-go (peers/mcpgo). Every response is verified.
 //
-//	go run ./scripts/bench [-bridge PATH] [-rows REGEXP] [-n 2000] [-stdio pipes|sockets] [-json out.json]
+//	go run ./scripts/bench [-bridge PATH] [-rows REGEXP] [-peers=false] [-n 2000] [-stdio pipes|sockets] [-json out.json]
 package main
 
 import (
@@ -28,6 +29,7 @@ func main() {
 	tools := flag.Int("tools", 1000, "filler tools in the manifests")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	rows := flag.String("rows", "", "run only the rows whose names match this regular expression (default all)")
+	peers := flag.Bool("peers", true, "also measure the peer bridge built on mcp-go in the result and pipelined rows (built from "+peerDir+")")
 	stdio := flag.String("stdio", "pipes", "what the bridge gets as stdin and stdout: pipes (as Go's os/exec and Python give) or sockets (as Node's child_process gives, so Claude Desktop and the Inspector)")
 	serveBackend := flag.String("serve-backend", "", "internal: run only the fake backend on this socket")
 	concurrent := flag.Bool("concurrent", false, "internal: with -serve-backend, answer pipelined requests concurrently")
@@ -70,13 +72,13 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := run(b, *jsonOut); err != nil {
+	if err := run(b, *peers, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(b *bench, jsonOut string) error {
+func run(b *bench, peers bool, jsonOut string) error {
 	work, err := os.MkdirTemp("", "tsb")
 	if err != nil {
 		return err
@@ -91,6 +93,11 @@ func run(b *bench, jsonOut string) error {
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("build the bridge (run from the repository root): %w", err)
+		}
+	}
+	if peers && b.wantsPeer() {
+		if b.peer, b.peerName, err = buildPeer(work); err != nil {
+			return err
 		}
 	}
 	b.manifests = filepath.Join(work, "manifests")

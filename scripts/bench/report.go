@@ -11,9 +11,14 @@ import (
 	"text/tabwriter"
 )
 
-// printTable prints the results as one table for each kind of row.
+// printTable prints the results as one table for each kind of row, the
+// peer's measurements under the bridge's, and how the two compare.
 func printTable(w io.Writer, res *results) {
 	fmt.Fprintf(w, "the bridge's stdin and stdout: %s\n", res.Stdio)
+	peer := res.Peer
+	if peer == "" {
+		peer = "peer"
+	}
 	section := func(kind, title, header string, line func(tw io.Writer, r row)) {
 		if !slices.ContainsFunc(res.Rows, func(r row) bool { return r.Kind == kind }) {
 			return
@@ -35,20 +40,32 @@ func printTable(w io.Writer, res *results) {
 			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%.1f\t%d\t\n", b.Name, d.P50us, b.P50us, b.P50us-d.P50us, ratio(b.P50us, d.P50us),
 				d.P99us, b.P99us, d.MaxUs, b.MaxUs, cpu(b.CPUusCall), b.MaxRSSMiB, d.Errors+b.Errors)
 		})
-	section(kindResult, "results of a size, directly and through the bridge in turns (ratio: p50 ÷ direct p50; the bridge fresh, so its peak RSS is the row's)",
-		"measurement\tcalls\tdirect p50 ms\tbridge p50 ms\tratio\tdirect p99 ms\tbridge p99 ms\tCPU ms/call\tCPU ms/MiB\tRSS MiB\tRSS ÷ size\terrors\t",
+	section(kindResult, "results of a size, directly and through each bridge in turns (ratio: p50 ÷ direct p50; each bridge fresh, so its peak RSS is the row's)",
+		"measurement\tthrough\tcalls\tdirect p50 ms\tp50 ms\tratio\tdirect p99 ms\tp99 ms\tCPU ms/call\tCPU ms/MiB\tRSS MiB\tRSS ÷ size\terrors\t",
 		func(tw io.Writer, r row) {
-			d, s := r.Direct, r.Bridge
+			d := r.Direct
 			size := float64(r.ResultBytes) / (1 << 20)
-			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%s\t%.3f\t%.3f\t%.3f\t%.2f\t%.1f\t%.1f×\t%d\t\n", s.Name, s.Calls, d.P50us/1e3, s.P50us/1e3, ratio(s.P50us, d.P50us),
-				d.P99us/1e3, s.P99us/1e3, s.CPUusCall/1e3, s.CPUmsPerMiB, s.MaxRSSMiB, s.MaxRSSMiB/size, d.Errors+s.Errors)
+			line := func(name, through string, s stats, errs int) {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%s\t%.3f\t%.3f\t%.3f\t%.2f\t%.1f\t%.1f×\t%d\t\n", name, through, s.Calls, d.P50us/1e3, s.P50us/1e3, ratio(s.P50us, d.P50us),
+					d.P99us/1e3, s.P99us/1e3, s.CPUusCall/1e3, s.CPUmsPerMiB, s.MaxRSSMiB, s.MaxRSSMiB/size, errs)
+			}
+			line(r.Bridge.Name, "tairseach-mcp", r.Bridge, d.Errors+r.Bridge.Errors)
+			if r.Peer != nil {
+				line("", peer, *r.Peer, r.Peer.Errors)
+			}
 		})
-	section(kindPipelined, fmt.Sprintf("pipelined calls, %d in flight, directly, then through the bridge", window),
-		"measurement\tdirect calls/s\tbridge calls/s\t÷ direct\tp50 µs\tp99 µs\tmax µs\tCPU µs/call\tbackend CPU µs/call\tRSS MiB\terrors\t",
+	section(kindPipelined, fmt.Sprintf("pipelined calls, %d in flight, directly, then through each bridge", window),
+		"measurement\tthrough\tdirect calls/s\tcalls/s\t÷ direct\tp50 µs\tp99 µs\tmax µs\tCPU µs/call\tbackend CPU µs/call\tRSS MiB\terrors\t",
 		func(tw io.Writer, r row) {
-			d, s := r.Direct, r.Bridge
-			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%s\t%.1f → %.1f\t%.1f\t%d\t\n", s.Name, d.PerSecond, s.PerSecond, ratio(s.PerSecond, d.PerSecond),
-				s.P50us, s.P99us, s.MaxUs, cpu(s.CPUusCall), d.BackendCPUus, s.BackendCPUus, s.MaxRSSMiB, d.Errors+s.Errors)
+			d := r.Direct
+			line := func(name, through string, s stats, errs int) {
+				fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%s\t%.1f → %.1f\t%.1f\t%d\t\n", name, through, d.PerSecond, s.PerSecond, ratio(s.PerSecond, d.PerSecond),
+					s.P50us, s.P99us, s.MaxUs, cpu(s.CPUusCall), d.BackendCPUus, s.BackendCPUus, s.MaxRSSMiB, errs)
+			}
+			line(r.Bridge.Name, "tairseach-mcp", r.Bridge, d.Errors+r.Bridge.Errors)
+			if r.Peer != nil {
+				line("", peer, *r.Peer, r.Peer.Errors)
+			}
 		})
 	section(kindTools, "the tool list and startup, through the bridge",
 		"measurement\tp50 µs\tp99 µs\tmax µs\tRSS MiB\terrors\t",
@@ -56,6 +73,29 @@ func printTable(w io.Writer, res *results) {
 			b := r.Bridge
 			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%s\t%d\t\n", b.Name, b.P50us, b.P99us, b.MaxUs, mib(b.MaxRSSMiB), b.Errors)
 		})
+	printPeerComparison(w, res, peer)
+}
+
+// printPeerComparison says how the bridge compares with the peer in the
+// rows that measured both.
+func printPeerComparison(w io.Writer, res *results, peer string) {
+	first := true
+	for _, r := range res.Rows {
+		if r.Peer == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\ntairseach-mcp against %s, in the same rows:\n", peer)
+			first = false
+		}
+		b, p := r.Bridge, *r.Peer
+		switch r.Kind {
+		case kindResult:
+			fmt.Fprintf(w, "  %s: p50 %s its, CPU per MiB %s its, peak RSS %.1f against %.1f MiB\n", r.Bridge.Name, ratio(b.P50us, p.P50us), ratio(b.CPUmsPerMiB, p.CPUmsPerMiB), b.MaxRSSMiB, p.MaxRSSMiB)
+		case kindPipelined:
+			fmt.Fprintf(w, "  %s: %s its calls/s, peak RSS %.1f against %.1f MiB\n", r.Bridge.Name, ratio(b.PerSecond, p.PerSecond), b.MaxRSSMiB, p.MaxRSSMiB)
+		}
+	}
 }
 
 func ratio(a, b float64) string {

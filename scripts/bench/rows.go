@@ -49,8 +49,18 @@ func (b *bench) rowNames() []string {
 // want reports whether -rows selects the row called name.
 func (b *bench) want(name string) bool { return b.rows == nil || b.rows.MatchString(name) }
 
+// wantsPeer reports whether a selected row measures the peer bridge.
+func (b *bench) wantsPeer() bool {
+	for _, name := range b.rowNames() {
+		if b.want(name) && (strings.HasPrefix(name, "result of") || strings.HasPrefix(name, "pipelined")) {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *bench) runAll() (*results, error) {
-	res := &results{Tools: b.tools, Stdio: "pipes"}
+	res := &results{Tools: b.tools, Stdio: "pipes", Peer: b.peerName}
 	if stdioSockets {
 		res.Stdio = "sockets"
 	}
@@ -172,9 +182,13 @@ func (b *bench) runAll() (*results, error) {
 }
 
 // resultRow measures calls whose results are size bytes, directly and
-// through a fresh bridge, so that the bridge's peak RSS is this row's.
+// through a fresh bridge (and peer), so that the bridge's peak RSS is
+// this row's.
 func (b *bench) resultRow(sock string, size int) (row, error) {
 	argvs := [][]string{b.bridgeCmd(sock)}
+	if b.peer != "" {
+		argvs = append(argvs, b.peerCmd(sock))
+	}
 	d, through, err := sequentialRows(sock, resultLoad(size), resultCalls(b.n, size), argvs...)
 	if err != nil {
 		return row{}, err
@@ -185,11 +199,16 @@ func (b *bench) resultRow(sock string, size int) (row, error) {
 		through[i].CPUmsPerMiB = through[i].CPUusCall / 1e3 / (float64(size) / (1 << 20))
 	}
 	d.Name = name
-	return row{Kind: kindResult, Direct: &d, Bridge: through[0], ResultBytes: size}, nil
+	r := row{Kind: kindResult, Direct: &d, Bridge: through[0], ResultBytes: size}
+	if len(through) > 1 {
+		r.Peer = &through[1]
+	}
+	return r, nil
 }
 
 // pipelinedRow measures pipelined calls with args directly, then through
-// the bridge, each adding the backend's CPU time per call. The direct calls use one connection to a concurrent backend
+// the bridge, then through the peer, each adding the backend's CPU time
+// per call. The direct calls use one connection to a concurrent backend
 // and 16 (the bridge's default pool) to a sequential one.
 func (b *bench) pipelinedRow(be *backendProc, concurrent bool, args string) (row, error) {
 	conns := 1
@@ -213,7 +232,16 @@ func (b *bench) pipelinedRow(be *backendProc, concurrent bool, args string) (row
 	}
 	name := pipelinedRowName(concurrent)
 	d.Name, br.Name = name, name
-	return row{Kind: kindPipelined, Direct: &d, Bridge: br}, nil
+	r := row{Kind: kindPipelined, Direct: &d, Bridge: br}
+	if b.peer != "" {
+		p, err := through(b.peerCmd(be.sock))
+		if err != nil {
+			return row{}, err
+		}
+		p.Name = name
+		r.Peer = &p
+	}
+	return r, nil
 }
 
 // backends spawns the fake backends as the rows need them, one of each
