@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -141,7 +142,9 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		defer stop()
 	}
 	start := time.Now()
-	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold})
+	client := ss.clientOf(rq, &p.Meta)
+	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold,
+		ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport})
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +154,31 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		out.StructuredContent = nil
 	}
 	return out, nil
+}
+
+// clientInfo is what a client calls itself.
+type clientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// clientOf returns the client that sent rq: in the modern era as its
+// _meta says (a malformed clientInfo, which only names the client, is
+// taken as none rather than failing the request), else as initialize
+// said.
+func (ss *session) clientOf(rq *request, m *requestMeta) clientInfo {
+	var c clientInfo
+	if rq.modern {
+		_ = json.Unmarshal(m.ClientInfo, &c)
+	} else if p := ss.client.Load(); p != nil {
+		c = *p
+	}
+	return c
+}
+
+// newSessionID returns a random session id: 16 hex digits.
+func newSessionID() string {
+	return fmt.Sprintf("%016x", rand.Uint64())
 }
 
 type progressParams struct {
@@ -163,7 +191,7 @@ type progressParams struct {
 // until stop is called. Some hosts reset their request timeout on
 // progress. A heartbeat is skipped while the last is still queued, or
 // when the budget has no room: it only says the call is alive.
-func (ss *session) heartbeat(out sink, token jsontext.Value) (stop func()) {
+func (ss *session) heartbeat(out Sink, token jsontext.Value) (stop func()) {
 	interval := orDefault(ss.srv.ProgressInterval, DefaultProgressInterval)
 	if interval < 0 {
 		return func() {}
@@ -195,7 +223,7 @@ func (ss *session) heartbeat(out sink, token jsontext.Value) (stop func()) {
 // and so is the structured content that shares them: the response is a
 // message in parts around them, so that a large result is held once, as
 // it was read.
-func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
+func encodeCallResult(id jsontext.Value, res *callToolResult) (Message, error) {
 	if len(res.Content) != 1 || res.Content[0].JSON == nil {
 		b, err := encodeResult(id, res)
 		return msgOf(b, nil), err
@@ -207,7 +235,7 @@ func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
 		Content []Content `json:"content"`
 	}{})
 	if err != nil {
-		return outMsg{}, err
+		return Message{}, err
 	}
 	head = append(head[:len(head)-len("]}}")], `{"type":"text","text":"`...)
 	after, err := json.Marshal(&struct {
@@ -215,7 +243,7 @@ func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
 		resultTail
 	}{res.IsError, res.resultTail}, encodeOpts)
 	if err != nil {
-		return outMsg{}, err
+		return Message{}, err
 	}
 	closing := []byte(`"}]`)
 	parts := []part{{b: head}, {b: text, quoted: true, counted: true}}
@@ -228,7 +256,7 @@ func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
 		closing = append(closing, ',')
 	}
 	closing = append(append(closing, after[1:]...), '}') // the members after content, and the message's end
-	return outMsg{parts: append(parts, part{b: closing})}, nil
+	return Message{parts: append(parts, part{b: closing})}, nil
 }
 
 // sameBytes reports whether a and b are the same bytes in memory.
