@@ -107,20 +107,6 @@ type backendProc struct {
 
 func (p *backendProc) close() { p.cmd.Process.Kill(); p.cmd.Wait() }
 
-// counting runs measure, which sets *s, and adds the backend's CPU time
-// per call during it.
-func (p *backendProc) counting(s *stats, measure func() error) error {
-	before, _ := cpuTime(p.cmd.Process.Pid)
-	if err := measure(); err != nil {
-		return err
-	}
-	after, _ := cpuTime(p.cmd.Process.Pid)
-	if s.Calls > 0 {
-		s.BackendCPUus = float64((after - before).Microseconds()) / float64(s.Calls)
-	}
-	return nil
-}
-
 // spawnBackend runs this program again as the backend on sock and waits
 // for the socket to appear.
 func spawnBackend(sock string, concurrent bool) (*backendProc, error) {
@@ -191,68 +177,6 @@ func (c *client) finish(s *stats, cpu0 time.Duration) error {
 	}
 	s.MaxRSSMiB = float64(hwm) / 1024
 	return err
-}
-
-// rounds is how many turns the sequential measurements take.
-const rounds = 10
-
-// sequentialRows measures n sequential calls of l made directly and
-// through each of the processes argvs start, each fresh, in rounds that
-// take turns, so that the machine's drift (its speed varies by a third
-// within minutes) falls on every row alike.
-func sequentialRows(sock string, l load, n int, argvs ...[]string) (direct stats, through []stats, err error) {
-	d, err := dialDirect(sock)
-	if err != nil {
-		return stats{}, nil, err
-	}
-	defer d.close()
-	clients := make([]*client, len(argvs))
-	cpu0 := make([]time.Duration, len(argvs))
-	defer func() {
-		for _, c := range clients {
-			if c != nil {
-				c.close()
-			}
-		}
-	}()
-	for i, argv := range argvs {
-		if clients[i], err = ready(argv); err != nil {
-			return stats{}, nil, err
-		}
-		cpu0[i], _ = cpuTime(clients[i].cmd.Process.Pid)
-	}
-	var dLat []time.Duration
-	dErrs := 0
-	lat := make([][]time.Duration, len(argvs))
-	errs := make([]int, len(argvs))
-	for r := range rounds {
-		per := n / rounds
-		if r == 0 {
-			per += n % rounds
-		}
-		e, err := l.direct(d, per, &dLat)
-		if err != nil {
-			return stats{}, nil, err
-		}
-		dErrs += e
-		for i, c := range clients {
-			e, err := l.bridged(c, per, &lat[i])
-			if err != nil {
-				return stats{}, nil, err
-			}
-			errs[i] += e
-		}
-	}
-	for i, c := range clients {
-		s := summarise("", lat[i], errs[i], 0)
-		err := c.finish(&s, cpu0[i])
-		clients[i] = nil
-		if err != nil {
-			return stats{}, nil, err
-		}
-		through = append(through, s)
-	}
-	return summarise("", dLat, dErrs, 0), through, nil
 }
 
 // peakRSS reads a running process's peak resident set (VmHWM, KiB) from
@@ -485,15 +409,15 @@ func (c *client) sequential(args string, n int, lat *[]time.Duration) (int, erro
 	return errs, nil
 }
 
-// pipelinedCalls keeps window calls in flight, as directPipelined does on
-// one connection: write as many as the window allows, read one response.
-func (c *client) pipelinedCalls(args string, n int) (stats, error) {
+// pipelined makes n calls with args, window of them in flight, as pipe
+// does on one connection: write as many as the window allows, read one
+// response. It adds their latencies to lat and returns how many failed
+// verification.
+func (c *client) pipelined(args string, n int, lat *[]time.Duration) (int, error) {
 	c.stdout.SetReadDeadline(time.Now().Add(replyWithin))
-	lat := make([]time.Duration, 0, n)
 	starts := make(map[int]time.Time, window)
 	request := callLine(args)
 	errs, sent, got := 0, 0, 0
-	t0 := time.Now()
 	for got < n {
 		for sent < n && sent-got < window {
 			id, _ := c.send(request, false)
@@ -501,14 +425,14 @@ func (c *client) pipelinedCalls(args string, n int) (stats, error) {
 			sent++
 		}
 		if err := c.w.Flush(); err != nil {
-			return stats{}, err
+			return 0, err
 		}
 		id, resp, err := c.next()
 		if err != nil {
-			return stats{}, err
+			return 0, err
 		}
 		if st, ok := starts[id]; ok {
-			lat = append(lat, time.Since(st))
+			*lat = append(*lat, time.Since(st))
 			delete(starts, id)
 			if !verifyCall(resp, args) {
 				errs++
@@ -518,8 +442,7 @@ func (c *client) pipelinedCalls(args string, n int) (stats, error) {
 		}
 		got++
 	}
-	errs += len(starts) // never answered
-	return summarise("", lat, errs, time.Since(t0)), nil
+	return errs + len(starts), nil // and those never answered
 }
 
 func (c *client) toolsList(n, wantTools int) (stats, error) {
@@ -554,6 +477,7 @@ func (c *client) close() error {
 type direct struct {
 	conn net.Conn
 	r    *bufio.Reader
+	w    *bufio.Writer // for pipelined calls
 	id   int
 }
 
@@ -562,7 +486,7 @@ func dialDirect(sock string) (*direct, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &direct{conn: conn, r: bufio.NewReaderSize(conn, 1<<20)}, nil
+	return &direct{conn: conn, r: bufio.NewReaderSize(conn, 1<<20), w: bufio.NewWriter(conn)}, nil
 }
 
 func (d *direct) close() { d.conn.Close() }
@@ -589,68 +513,88 @@ func (d *direct) sequential(params string, n int, lat *[]time.Duration) (int, er
 	return errs, nil
 }
 
-// directPipelined keeps 64 calls in flight over conns connections.
-func directPipelined(sock, params string, n, conns int) (stats, error) {
-	per := window / conns
+// pipelined makes n calls of the echo method with params, ahead of them
+// in flight: write as many as that allows, read one response. It returns
+// their latencies and how many answered an unknown id.
+func (d *direct) pipelined(params string, n, ahead int) ([]time.Duration, int, error) {
 	lat := make([]time.Duration, 0, n)
-	var mu sync.Mutex
+	starts := make(map[int]time.Time, ahead)
+	errs, sent, got := 0, 0, 0
+	for got < n {
+		for sent < n && sent-got < ahead {
+			d.id++
+			starts[d.id] = time.Now()
+			d.w.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(d.id) + `,"method":"echo","params":` + params + "}\n")
+			sent++
+		}
+		if err := d.w.Flush(); err != nil {
+			return nil, 0, err
+		}
+		line, err := d.r.ReadBytes('\n')
+		if err != nil {
+			return nil, 0, err
+		}
+		id, _ := responseID(line)
+		if st, ok := starts[id]; ok {
+			lat = append(lat, time.Since(st))
+			delete(starts, id)
+		} else {
+			errs++
+		}
+		got++
+	}
+	return lat, errs, nil
+}
+
+// pipe calls the backend itself over several connections, with window
+// calls in flight over them all.
+type pipe []*direct
+
+func dialPipe(sock string, conns int) (pipe, error) {
+	var p pipe
+	for range conns {
+		d, err := dialDirect(sock)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p = append(p, d)
+	}
+	return p, nil
+}
+
+func (p pipe) close() {
+	for _, d := range p {
+		d.close()
+	}
+}
+
+// calls makes n calls with params, shared out over the connections, and
+// adds their latencies to lat; it returns how many answered an unknown id.
+func (p pipe) calls(params string, n int, lat *[]time.Duration) (int, error) {
+	var mu sync.Mutex // guards lat, errs and firstErr
+	var firstErr error
 	errs := 0
 	var wg sync.WaitGroup
-	t0 := time.Now()
-	var firstErr error
-	for k := range conns {
-		count := n / conns
+	for k, d := range p {
+		count := n / len(p)
 		if k == 0 {
-			count += n % conns
+			count += n % len(p)
 		}
-		wg.Add(1)
-		// One goroutine per connection: it sends up to per requests ahead.
-		go func() {
-			defer wg.Done()
-			conn, err := net.Dial("unix", sock)
-			if err != nil {
-				mu.Lock()
+		// One goroutine per connection, waited for below.
+		wg.Go(func() {
+			own, e, err := d.pipelined(params, count, window/len(p))
+			mu.Lock()
+			defer mu.Unlock()
+			*lat = append(*lat, own...)
+			errs += e
+			if firstErr == nil {
 				firstErr = err
-				mu.Unlock()
-				return
 			}
-			defer conn.Close()
-			r := bufio.NewReaderSize(conn, 1<<20)
-			w := bufio.NewWriter(conn)
-			starts := make(map[int]time.Time, per)
-			sent, got := 0, 0
-			for got < count {
-				for sent < count && sent-got < per {
-					starts[sent] = time.Now()
-					w.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(sent) + `,"method":"echo","params":` + params + "}\n")
-					sent++
-				}
-				w.Flush()
-				line, err := r.ReadBytes('\n')
-				if err != nil {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
-					return
-				}
-				id, _ := responseID(line)
-				mu.Lock()
-				if st, ok := starts[id]; ok {
-					lat = append(lat, time.Since(st))
-					delete(starts, id)
-				} else {
-					errs++
-				}
-				mu.Unlock()
-				got++
-			}
-		}()
+		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return stats{}, firstErr
-	}
-	return summarise("", lat, errs, time.Since(t0)), nil
+	return errs, firstErr
 }
 
 // How long duringReloads calls, and how often it edits the manifests

@@ -54,7 +54,7 @@ func printTable(w io.Writer, res *results) {
 				line("", peer, *r.Peer, r.Peer.Errors)
 			}
 		})
-	section(kindPipelined, fmt.Sprintf("pipelined calls, %d in flight, directly, then through each bridge", window),
+	section(kindPipelined, fmt.Sprintf("pipelined calls, %d in flight, directly and through each bridge in turns", window),
 		"measurement\tthrough\tdirect calls/s\tcalls/s\t÷ direct\tp50 µs\tp99 µs\tmax µs\tCPU µs/call\tbackend CPU µs/call\tRSS MiB\terrors\t",
 		func(tw io.Writer, r row) {
 			d := r.Direct

@@ -206,40 +206,31 @@ func (b *bench) resultRow(sock string, size int) (row, error) {
 	return r, nil
 }
 
-// pipelinedRow measures pipelined calls with args directly, then through
-// the bridge, then through the peer, each adding the backend's CPU time
-// per call. The direct calls use one connection to a concurrent backend
-// and 16 (the bridge's default pool) to a sequential one.
+// pipelinedRow measures pipelined calls with args directly and through
+// the bridge (and the peer) in turns. The direct calls use one
+// connection to a concurrent backend and 16 (the bridge's default pool)
+// to a sequential one.
 func (b *bench) pipelinedRow(be *backendProc, concurrent bool, args string) (row, error) {
 	conns := 1
 	if !concurrent {
 		conns = 16
 	}
-	var d stats
-	err := be.counting(&d, func() (err error) { d, err = directPipelined(be.sock, args, b.pipelined, conns); return err })
-	if err != nil {
-		return row{}, err
+	argvs := [][]string{b.bridgeCmd(be.sock)}
+	if b.peer != "" {
+		argvs = append(argvs, b.peerCmd(be.sock))
 	}
-	through := func(argv []string) (stats, error) {
-		return bridgeRun(argv, func(c *client) (s stats, err error) {
-			err = be.counting(&s, func() (err error) { s, err = c.pipelinedCalls(args, b.pipelined); return err })
-			return s, err
-		})
-	}
-	br, err := through(b.bridgeCmd(be.sock))
+	d, through, err := pipelinedRows(be, args, b.pipelined, conns, argvs...)
 	if err != nil {
 		return row{}, err
 	}
 	name := pipelinedRowName(concurrent)
-	d.Name, br.Name = name, name
-	r := row{Kind: kindPipelined, Direct: &d, Bridge: br}
-	if b.peer != "" {
-		p, err := through(b.peerCmd(be.sock))
-		if err != nil {
-			return row{}, err
-		}
-		p.Name = name
-		r.Peer = &p
+	d.Name = name
+	for i := range through {
+		through[i].Name = name
+	}
+	r := row{Kind: kindPipelined, Direct: &d, Bridge: through[0]}
+	if len(through) > 1 {
+		r.Peer = &through[1]
 	}
 	return r, nil
 }
