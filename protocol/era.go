@@ -169,7 +169,9 @@ func (ss *session) finishModern(t *resultTail, rq *request, flags methodFlags) {
 	if flags&cacheable != 0 {
 		t.TTLMs, t.CacheScope = listTTL, "private"
 	}
-	t.ResultType = "complete"
+	if t.ResultType == "" {
+		t.ResultType = "complete"
+	}
 	if t.Meta == nil {
 		t.Meta = &resultMeta{}
 	}
