@@ -23,15 +23,24 @@ var SchemaJSON []byte
 
 const metaSchemaURL = "https://github.com/tairseach/tairseach-mcp/manifest/manifest.schema.json"
 
-// formats compiles the embedded format once per process: the whole file,
-// and one tool, which Parse checks on its own so that a problem in one
-// tool keeps only that tool from being served.
-var formats = sync.OnceValues(func() (file, tool *jsonschema.Schema) {
+// format is the embedded manifest format, compiled: the whole file, and
+// each kind of element of its arrays, which Parse checks one by one so
+// that a problem in one element keeps only it from being served.
+type format struct {
+	file, tool, resource, template, prompt *jsonschema.Schema
+}
+
+// formats compiles the embedded format once per process.
+var formats = sync.OnceValue(func() format {
 	c := newCompiler()
 	if err := c.AddResource(metaSchemaURL, bytes.NewReader(SchemaJSON)); err != nil {
 		panic("manifest: embedded schema: " + err.Error())
 	}
-	return c.MustCompile(metaSchemaURL), c.MustCompile(metaSchemaURL + "#/$defs/tool")
+	def := func(name string) *jsonschema.Schema { return c.MustCompile(metaSchemaURL + "#/$defs/" + name) }
+	return format{
+		file: c.MustCompile(metaSchemaURL), tool: def("tool"),
+		resource: def("resource"), template: def("resourceTemplate"), prompt: def("prompt"),
+	}
 })
 
 // newCompiler returns a draft 2020-12 compiler that never loads anything:
