@@ -18,7 +18,7 @@ type call struct {
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // by the client: no response is written
 
-	toolsChanged bool // a listen stream that announces tool list changes; guarded by ss.mu
+	lists listKind // the lists whose changes a listen stream announces; guarded by ss.mu
 }
 
 type callKey struct{}
