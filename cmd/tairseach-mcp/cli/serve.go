@@ -27,12 +27,15 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	defer backend.Close()
 
 	srv := &protocol.Server{
-		Info:           serverInfo(),
-		Instructions:   opts.instructions,
-		Logger:         &log,
-		ListChanged:    !opts.noWatch && opts.toolMode != "search", // the search tools never change
-		MaxMessageSize: opts.maxMessageSize,
-		MaxInFlight:    opts.maxInFlight,
+		Info:         serverInfo(),
+		Instructions: opts.instructions,
+		Logger:       &log,
+		ListChanged:  !opts.noWatch && opts.toolMode != "search", // the search tools never change
+		// Resources and prompts are served as they are in either mode.
+		ResourcesListChanged: !opts.noWatch,
+		PromptsListChanged:   !opts.noWatch,
+		MaxMessageSize:       opts.maxMessageSize,
+		MaxInFlight:          opts.maxInFlight,
 	}
 	srv.ProgressInterval = opts.progress
 	if opts.progress == 0 {
@@ -40,6 +43,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	}
 	reg := newRegistry(opts, backend, &log, srv)
 	srv.Tools = toolProvider(opts, reg)
+	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
@@ -123,9 +127,23 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		// Answer initialize while the manifests load; tools/list waits.
 		ro.LoadInBackground = true
 		ro.Report = func(level zerolog.Level, msg string) { srv.Log(clientLevel(level), "tairseach-mcp", msg) }
-		ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() } // a no-op unless srv.ListChanged
+		ro.OnChange = func(_ *registry.Snapshot, c registry.Changes) { notifyChanges(srv, c) }
 	}
 	return registry.New(ro)
+}
+
+// notifyChanges tells srv's clients which lists changed; each is a no-op
+// unless srv announces that list's changes.
+func notifyChanges(srv *protocol.Server, c registry.Changes) {
+	if c.Tools {
+		srv.NotifyToolsChanged()
+	}
+	if c.Resources {
+		srv.NotifyResourcesChanged()
+	}
+	if c.Prompts {
+		srv.NotifyPromptsChanged()
+	}
 }
 
 // toolProvider is what clients see of reg in the chosen --tool-mode.
