@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"fmt"
+	"math/bits"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -28,7 +29,11 @@ const (
 	toolsList listKind = 1 << iota
 	promptsList
 	resourcesList
+	numLists = iota
 )
+
+// index returns the place of one list in arrays of per-list state.
+func (k listKind) index() int { return bits.TrailingZeros8(uint8(k)) }
 
 // listChangedMethods name the notification that announces each list's changes.
 var listChangedMethods = map[listKind]string{
@@ -108,10 +113,10 @@ func (ss *session) listen(ctx context.Context, rq *request, p *listenParams) (*e
 	// stream after its acknowledgement, never before.
 	ss.mu.Lock()
 	c.lists = ss.srv.announced(p.Notifications.kinds())
-	ss.out.send(encodeNotification("notifications/subscriptions/acknowledged", &ackParams{
+	ss.sendAlways(rq.out, encodeNotification("notifications/subscriptions/acknowledged", &ackParams{
 		Notifications: filterOf(c.lists),
 		Meta:          subscriptionMeta{rq.id},
-	}))
+	}), nil)
 	ss.mu.Unlock()
 	<-ctx.Done() // the client cancelled it, or the session stopped
 	return &emptyResult{resultTail{Meta: &resultMeta{SubscriptionID: rq.id}}}, nil
@@ -123,13 +128,13 @@ func (ss *session) listen(ctx context.Context, rq *request, p *listenParams) (*e
 func (ss *session) notifyListChanged(k listKind) {
 	method := listChangedMethods[k]
 	if ss.version.Load() != nil {
-		ss.out.send(encodeNotification(method, nil))
+		ss.sendAlways(ss.out, encodeNotification(method, nil), &ss.listsQueued[k.index()])
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, c := range ss.inflight {
 		if c.lists&k != 0 {
-			ss.out.send(encodeNotification(method, &listChangedParams{Meta: subscriptionMeta{c.rq.id}}))
+			ss.sendAlways(c.rq.out, encodeNotification(method, &listChangedParams{Meta: subscriptionMeta{c.rq.id}}), &c.listsQueued[k.index()])
 		}
 	}
 }

@@ -30,14 +30,14 @@ var update = flag.Bool("update", false, "rewrite the server lines of testdata/tr
 // server line is checked against the MCP schema of its version. Run with
 // -update to rewrite the server sections, and review the diff like code.
 type transcriptConfig struct {
-	Version         string // the session's version before initialize (default LatestLegacyVersion)
-	Instructions    string
-	NoListChanged   bool
-	PageSize        int
-	Tools           int // this many generated tools instead of testTools
-	MaxPendingBytes int
-	Content         bool // serve fakeContent's resources, prompts and completions
-	NoCompletions   bool // with Content: no argument can be completed
+	Version       string // the session's version before initialize (default LatestLegacyVersion)
+	Instructions  string
+	NoListChanged bool
+	PageSize      int
+	Tools         int // this many generated tools instead of testTools
+	MaxHeldBytes  int
+	Content       bool // serve fakeContent's resources, prompts and completions
+	NoCompletions bool // with Content: no argument can be completed
 }
 
 func TestTranscripts(t *testing.T) {
@@ -105,7 +105,7 @@ func runTranscript(t *testing.T, cfg transcriptConfig, client []string) []string
 	srv.Instructions = cfg.Instructions
 	srv.ListChanged = !cfg.NoListChanged
 	srv.PageSize = cfg.PageSize
-	srv.MaxPendingBytes = cfg.MaxPendingBytes
+	srv.MaxHeldBytes = cfg.MaxHeldBytes
 	if cfg.Content {
 		c := newFakeContent()
 		c.completes = !cfg.NoCompletions
