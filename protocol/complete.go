@@ -22,6 +22,9 @@ type CompleteRequest struct {
 	Context map[string]string
 	// ProtocolVersion is the version in force for this request.
 	ProtocolVersion string
+	// Hold counts the bytes held for this request against the session's
+	// budget, as CallToolRequest.Hold does for a call.
+	Hold *Hold
 }
 
 // CompleteResult is the completion of one argument: at most
@@ -78,7 +81,7 @@ func (ss *session) complete(ctx context.Context, rq *request, p *completeParams)
 	if p.Ref == nil || p.Argument == nil {
 		return nil, fmt.Errorf(`%w: completion/complete: "ref" and "argument" are required`, ErrInvalidParams)
 	}
-	req := &CompleteRequest{Argument: p.Argument.Name, Value: p.Argument.Value, Context: p.Context.Arguments, ProtocolVersion: rq.version}
+	req := &CompleteRequest{Argument: p.Argument.Name, Value: p.Argument.Value, Context: p.Context.Arguments, ProtocolVersion: rq.version, Hold: rq.hold}
 	switch p.Ref.Type {
 	case "ref/prompt":
 		req.Prompt = p.Ref.Name

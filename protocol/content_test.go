@@ -1,13 +1,17 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -60,7 +64,9 @@ func (f *fakeContent) ReadResource(ctx context.Context, req *ReadResourceRequest
 		<-ctx.Done()
 		return nil, ctx.Err()
 	case strings.HasPrefix(uri, "test://items/"):
-		return contents(ResourceContents{URI: uri, MIMEType: "application/json", Text: fmt.Sprintf(`{"id":%q}`, strings.TrimPrefix(uri, "test://items/"))})
+		// As read from a backend: written from these bytes.
+		text := []byte(fmt.Sprintf(`{"id":%q}`, strings.TrimPrefix(uri, "test://items/")))
+		return contents(ResourceContents{URI: uri, MIMEType: "application/json", TextBytes: text})
 	}
 	return nil, fmt.Errorf("%w: %s", ErrResourceNotFound, req.URI)
 }
@@ -181,4 +187,85 @@ func TestResourceAndPromptSetsEqual(t *testing.T) {
 	if !p.Equal(NewPromptSet([]Prompt{{Name: "p", Arguments: []PromptArgument{{Name: "a"}}}})) || p.Equal(q) || p.Equal(nil) {
 		t.Error("PromptSet.Equal")
 	}
+}
+
+// A read's text as read is written from its bytes, in parts, and reads
+// exactly as the same text encoded whole, escapes included.
+func TestAReadIsWrittenFromTheBytesRead(t *testing.T) {
+	text := []byte("{\"q\":\"a \\\"b\\\"\"}\n\tline\u2028two é \x7f")
+	zero := 0
+	for _, tail := range []resultTail{{}, {TTLMs: &zero, CacheScope: "private", ResultType: "complete"}} {
+		spliced := &readResourceResult{ReadResourceResult{Contents: []ResourceContents{{URI: "u:x", MIMEType: "text/plain", TextBytes: text}}}, tail}
+		m, err := encodeReadResult(jsontext.Value(`"id\"1"`), spliced)
+		if err != nil || len(m.parts) != 3 || !m.parts[1].counted {
+			t.Fatalf("not written in parts around the bytes: %+v, %v", m.parts, err)
+		}
+		whole, _ := encodeResult(jsontext.Value(`"id\"1"`), &readResourceResult{ReadResourceResult{Contents: []ResourceContents{{URI: "u:x", MIMEType: "text/plain", Text: string(text)}}}, tail})
+		if got := m.bytes(); string(got) != string(whole) {
+			t.Errorf("spliced:\n%s\nwhole:\n%s", got, whole)
+		}
+	}
+}
+
+// bigReads is a ResourceProvider whose every read is a large text, read
+// as a backend's reply is: counted against the request's Hold, then held.
+type bigReads struct {
+	fakeContent
+	size    int
+	started atomic.Int32
+}
+
+func (b *bigReads) ReadResource(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error) {
+	b.started.Add(1)
+	for n := 0; n < b.size; n += 16 << 10 {
+		if err := req.Hold.Grow(ctx, 16<<10); err != nil {
+			return nil, err
+		}
+	}
+	text := bytes.Repeat([]byte("x"), b.size)
+	return &ReadResourceResult{Contents: []ResourceContents{{URI: req.URI, TextBytes: text}}}, nil
+}
+
+// Reads are bounded as tool calls are: a client that stops reading gets
+// backpressure, the bytes held stay at the bound (plus one read's), and
+// every byte is released once the responses are written.
+func TestReadsAreBoundedLikeCalls(t *testing.T) {
+	const (
+		limit = 1 << 20
+		size  = 100 << 10
+		reads = 100
+	)
+	synctest.Test(t, func(t *testing.T) {
+		br := &bigReads{fakeContent: *newFakeContent(), size: size}
+		srv := newTestServer(nil)
+		srv.Resources = br
+		srv.MaxHeldBytes, srv.MaxInFlight = limit, 8
+		var g *gate
+		s := startSessionTo(t, t.Context(), srv, Version20251125, func(w io.Writer) io.Writer { g = newGate(w); return g })
+		sent := make(chan struct{})
+		go func() {
+			defer close(sent)
+			for i := range reads {
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"test://big/%d"}}`, i, i)
+				s.checker.ClientLine([]byte(line))
+				io.WriteString(s.in, line+"\n")
+			}
+		}()
+		synctest.Wait()
+		if held := srv.heldBytes(); held < limit-(16<<10) || held > limit+size+(64<<10) {
+			t.Errorf("%d bytes held, want the bound of %d, and at most one read more", held, limit)
+		}
+		if n := br.started.Load(); n == reads {
+			t.Errorf("all %d reads ran for a client that reads nothing", n)
+		}
+		close(g.open)
+		<-sent
+		got, err := s.close()
+		if len(got) != reads || err != nil {
+			t.Errorf("%d responses, want %d; Serve: %v", len(got), reads, err)
+		}
+		if held := srv.heldBytes(); held != 0 {
+			t.Errorf("%d bytes still counted once every response was written", held)
+		}
+	})
 }

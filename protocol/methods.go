@@ -167,6 +167,11 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) o
 			if m, err = encodeCallResult(rq.id, r); err == nil {
 				return m
 			}
+		case *readResourceResult:
+			var m outMsg
+			if m, err = encodeReadResult(rq.id, r); err == nil {
+				return m
+			}
 		default:
 			b, err = encodeResult(rq.id, res)
 		}

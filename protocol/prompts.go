@@ -95,6 +95,10 @@ type GetPromptRequest struct {
 	Arguments map[string]string
 	// ProtocolVersion is the version in force for this request.
 	ProtocolVersion string
+	// Hold counts the bytes held for this request against the session's
+	// budget (what its embedded resources read), as
+	// CallToolRequest.Hold does for a call.
+	Hold *Hold
 }
 
 // GetPromptResult is a prompt filled in with its arguments.
@@ -165,7 +169,7 @@ func (ss *session) getPrompt(ctx context.Context, rq *request, p *getPromptParam
 	if ss.srv.Prompts == nil {
 		return nil, fmt.Errorf("%w: unknown prompt %q: this server offers no prompts", ErrInvalidParams, *p.Name)
 	}
-	res, err := ss.srv.Prompts.GetPrompt(ctx, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments, ProtocolVersion: rq.version})
+	res, err := ss.srv.Prompts.GetPrompt(ctx, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments, ProtocolVersion: rq.version, Hold: rq.hold})
 	if err != nil {
 		return nil, err
 	}

@@ -97,11 +97,20 @@ type ResourceContents struct {
 	// Text holds text; Blob, when it is not nil, binary data instead.
 	Text string
 	Blob []byte
+	// TextBytes, when set, is the text as the UTF-8 bytes it was read as
+	// (a backend's JSON, a file), written without being copied into Text.
+	// Like a JSONResult's, those bytes are not counted against the
+	// session's budget: the provider counted them as it read them
+	// (ReadResourceRequest.Hold). They must not change.
+	TextBytes []byte
 }
 
 // MarshalJSONTo encodes the contents as MCP's TextResourceContents or
 // BlobResourceContents.
 func (c ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if c.TextBytes != nil {
+		c.Text = string(c.TextBytes)
+	}
 	if c.Blob != nil {
 		return json.MarshalEncode(enc, struct {
 			URI      string `json:"uri"`
@@ -121,6 +130,9 @@ type ReadResourceRequest struct {
 	URI string
 	// ProtocolVersion is the version in force for this request.
 	ProtocolVersion string
+	// Hold counts the bytes held for this read against the session's
+	// budget, as CallToolRequest.Hold does for a call.
+	Hold *Hold
 }
 
 // ReadResourceResult is what a resource holds.
@@ -216,7 +228,7 @@ func (ss *session) readResource(ctx context.Context, rq *request, p *readParams)
 	var res *ReadResourceResult
 	err := fmt.Errorf("%w: %s", ErrResourceNotFound, *p.URI)
 	if ss.srv.Resources != nil {
-		res, err = ss.srv.Resources.ReadResource(ctx, &ReadResourceRequest{URI: *p.URI, ProtocolVersion: rq.version})
+		res, err = ss.srv.Resources.ReadResource(ctx, &ReadResourceRequest{URI: *p.URI, ProtocolVersion: rq.version, Hold: rq.hold})
 	}
 	if errors.Is(err, ErrResourceNotFound) {
 		e := &Error{Code: CodeResourceNotFound, Message: err.Error()}
@@ -230,4 +242,34 @@ func (ss *session) readResource(ctx context.Context, rq *request, p *readParams)
 		return nil, err
 	}
 	return &readResourceResult{ReadResourceResult: *res}, nil
+}
+
+// encodeReadResult encodes a resources/read response. The text of a
+// result's one contents that is bytes as read (TextBytes) is written from
+// those bytes, in parts around them, as encodeCallResult does for a
+// tool's result.
+func encodeReadResult(id jsontext.Value, res *readResourceResult) (outMsg, error) {
+	if len(res.Contents) != 1 || res.Contents[0].TextBytes == nil {
+		b, err := encodeResult(id, res)
+		return msgOf(b, nil), err
+	}
+	c := res.Contents[0]
+	// {"jsonrpc":…,"result":{"contents":[{"uri":…,"mimeType":…,"text":"  …  "}],…}}
+	head, err := encodeResult(id, &struct {
+		Contents []ResourceContents `json:"contents"`
+	}{[]ResourceContents{{URI: c.URI, MIMEType: c.MIMEType}}})
+	if err != nil {
+		return outMsg{}, err
+	}
+	head = head[:len(head)-len(`"}]}}`)]
+	after, err := json.Marshal(&res.resultTail, encodeOpts)
+	if err != nil {
+		return outMsg{}, err
+	}
+	closing := []byte(`"}]`)
+	if len(after) > len("{}") {
+		closing = append(closing, ',')
+	}
+	closing = append(append(closing, after[1:]...), '}') // the tail's members, and the message's end
+	return outMsg{parts: []part{{b: head}, {b: c.TextBytes, quoted: true, counted: true}, {b: closing}}}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +120,7 @@ func TestReadResource(t *testing.T) {
 			t.Errorf("%s: %v", tt.uri, err)
 			continue
 		}
-		if d := cmp.Diff([]protocol.ResourceContents{tt.want}, res.Contents); d != "" {
+		if d := cmp.Diff([]protocol.ResourceContents{tt.want}, textOf(res.Contents)); d != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.uri, d)
 		}
 	}
@@ -177,6 +178,17 @@ func TestReadResourceIsBoundedByTheCallTimeout(t *testing.T) {
 	}
 }
 
+// textOf returns contents with their text in Text, however it was read.
+func textOf(cs []protocol.ResourceContents) []protocol.ResourceContents {
+	out := slices.Clone(cs)
+	for i, c := range out {
+		if c.TextBytes != nil {
+			out[i].Text, out[i].TextBytes = string(c.TextBytes), nil
+		}
+	}
+	return out
+}
+
 func TestBackendResultsMapToContents(t *testing.T) {
 	for _, tt := range []struct {
 		result string
@@ -203,7 +215,7 @@ func TestBackendResultsMapToContents(t *testing.T) {
 			continue
 		}
 		tt.want.URI = "u:x"
-		if d := cmp.Diff(tt.want, got); err != nil || d != "" {
+		if d := cmp.Diff(tt.want, textOf([]protocol.ResourceContents{got})[0]); err != nil || d != "" {
 			t.Errorf("%s: %v (-want +got):\n%s", tt.result, err, d)
 		}
 	}
@@ -223,7 +235,7 @@ func TestGetPrompt(t *testing.T) {
 	}
 	// A URI given whole by an argument is read like any other.
 	res, err = r.GetPrompt(t.Context(), &protocol.GetPromptRequest{Name: "t_status", Arguments: map[string]string{"uri": "tairseach://motd"}})
-	if err != nil || len(res.Messages) != 1 || res.Messages[0].Resource.Text != "hello" || res.Messages[0].Role != "assistant" {
+	if err != nil || len(res.Messages) != 1 || textOf([]protocol.ResourceContents{*res.Messages[0].Resource})[0].Text != "hello" || res.Messages[0].Role != "assistant" {
 		t.Errorf("status prompt: %+v, %v", res, err)
 	}
 	for _, tt := range []struct {
@@ -321,7 +333,7 @@ func TestContentConflictsAreDeterministic(t *testing.T) {
 		if want := []string{"resources[0].uri tairseach://motd", "resourceTemplates[0].uriTemplate tairseach://notes/{id}", "prompts[0].name notes_review"}; !cmp.Equal(errs, want) {
 			t.Errorf("errors %q, want %q", errs, want)
 		}
-		if res, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: "tairseach://motd"}); err != nil || res.Contents[0].Text != "hello" {
+		if res, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: "tairseach://motd"}); err != nil || textOf(res.Contents)[0].Text != "hello" {
 			t.Errorf("the first file's motd is not the one served: %+v %v", res, err)
 		}
 	}

@@ -52,6 +52,7 @@ func (r *Registry) GetPrompt(ctx context.Context, req *protocol.GetPromptRequest
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
+	ctx = withHold(ctx, req.Hold)
 	res := &protocol.GetPromptResult{Description: p.Description}
 	for _, msg := range p.Messages {
 		if msg.Text != nil {
@@ -154,6 +155,7 @@ func (r *Registry) Complete(ctx context.Context, req *protocol.CompleteRequest) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
+	ctx = withHold(ctx, req.Hold)
 	params, _ := json.Marshal(completeParams{req.Argument, req.Value, req.Context}, json.Deterministic(true))
 	start := time.Now()
 	result, err := r.opts.Backend.Call(ctx, method, params)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
 // Outcomes of a read, besides a call's.
@@ -53,7 +54,7 @@ func (r *Registry) ReadResource(ctx context.Context, req *protocol.ReadResourceR
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	contents, method, outcome, err := r.read(ctx, r.snap.Load(), req.URI)
+	contents, method, outcome, err := r.read(withHold(ctx, req.Hold), r.snap.Load(), req.URI)
 	ev := r.log.Debug()
 	if err != nil && outcome != outcomeNotFound {
 		ev = r.log.Info()
@@ -86,7 +87,25 @@ func (r *Registry) stoppedErr(ctx context.Context, when string) error {
 	return &protocol.Error{Code: protocol.CodeInternalError, Message: msg}
 }
 
-// read reads uri in snap; method is the backend method it called, if any.
+// holdKey is the context key of the Hold that counts what a read holds.
+type holdKey struct{}
+
+// withHold returns ctx carrying h: what is read under it (a backend's
+// reply, a file) is counted against the session's budget as it is read.
+func withHold(ctx context.Context, h *protocol.Hold) context.Context {
+	if h == nil {
+		return ctx
+	}
+	return socketclient.WithBudget(context.WithValue(ctx, holdKey{}, h), h)
+}
+
+func holdOf(ctx context.Context) *protocol.Hold {
+	h, _ := ctx.Value(holdKey{}).(*protocol.Hold)
+	return h
+}
+
+// read reads uri in snap, counting what it reads with the Hold of ctx;
+// method is the backend method it called, if any.
 func (r *Registry) read(ctx context.Context, snap *Snapshot, uri string) (contents []protocol.ResourceContents, method, outcome string, err error) {
 	if e, ok := snap.byURI[uri]; ok {
 		res := e.Resource
@@ -94,7 +113,7 @@ func (r *Registry) read(ctx context.Context, snap *Snapshot, uri string) (conten
 		case res.Text != nil:
 			return []protocol.ResourceContents{{URI: uri, MIMEType: cmp.Or(res.MIMEType, "text/plain"), Text: *res.Text}}, "", outcomeOK, nil
 		case res.File != "":
-			contents, outcome, err := r.readFile(e)
+			contents, outcome, err := r.readFile(ctx, e)
 			return contents, "", outcome, err
 		}
 		contents, outcome, err := r.callForContents(ctx, uri, res.MIMEType, res.Method, objectArgs(res.Params))
@@ -208,7 +227,7 @@ func resultContents(uri, mime string, result jsontext.Value) (protocol.ResourceC
 			return c, nil
 		}
 	}
-	c.MIMEType, c.Text = "application/json", string(result)
+	c.MIMEType, c.TextBytes = "application/json", result
 	return c, nil
 }
 
@@ -235,15 +254,26 @@ func unmarshalIf(v jsontext.Value, into *string) error {
 	return json.Unmarshal(v, into)
 }
 
-// readFile reads a file resource: the last maxBytes of it.
-func (r *Registry) readFile(e *ResourceEntry) ([]protocol.ResourceContents, string, error) {
+// readFile reads a file resource: the last maxBytes of it, counted
+// with the Hold of ctx before they are read.
+func (r *Registry) readFile(ctx context.Context, e *ResourceEntry) ([]protocol.ResourceContents, string, error) {
 	res := e.Resource
 	path := resolvePath(res.File, filepath.Dir(e.File))
 	limit := res.MaxBytes
 	if limit <= 0 {
 		limit = manifest.DefaultMaxBytes
 	}
+	counted := int64(0)
+	if fi, err := os.Stat(path); err == nil {
+		counted = min(limit, fi.Size())
+		if err := holdOf(ctx).Grow(ctx, int(counted)); err != nil {
+			return nil, outcomeCancelled, r.stoppedErr(ctx, "while waiting for room to read its file")
+		}
+	}
 	data, size, err := manifest.ReadTail(path, limit)
+	if grew := int64(len(data)) - counted; err == nil && grew > 0 {
+		_ = holdOf(ctx).Grow(ctx, int(grew)) // the file grew since the stat; a read that ends now is answered all the same
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, outcomeNotFound, fmt.Errorf("%w: %s: its file %s does not exist", protocol.ErrResourceNotFound, res.URI, path)
@@ -282,7 +312,7 @@ func fileContents(uri, mime string, data []byte, cut bool) protocol.ResourceCont
 		}
 	}
 	if textual(mime) && utf8.Valid(data) {
-		return protocol.ResourceContents{URI: uri, MIMEType: cmp.Or(mime, "text/plain"), Text: string(data)}
+		return protocol.ResourceContents{URI: uri, MIMEType: cmp.Or(mime, "text/plain"), TextBytes: data}
 	}
 	return protocol.ResourceContents{URI: uri, MIMEType: cmp.Or(mime, "application/octet-stream"), Blob: data}
 }
