@@ -32,9 +32,9 @@ type Prompt struct {
 // PromptArgument is one argument of a prompt. Its value is a string.
 type PromptArgument struct {
 	Name        string `json:"name"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Required    bool   `json:"required"`
+	Title       string `json:"title,omitzero"`
+	Description string `json:"description,omitzero"`
+	Required    bool   `json:"required,omitzero"`
 }
 
 // PromptMessage is one message of a prompt: Text, or the contents of the
@@ -42,8 +42,8 @@ type PromptArgument struct {
 // Both may hold {argument} placeholders.
 type PromptMessage struct {
 	Role     string  `json:"role"`
-	Text     *string `json:"text"`
-	Resource string  `json:"resource"`
+	Text     *string `json:"text,omitzero"`
+	Resource string  `json:"resource,omitzero"`
 }
 
 // Path returns the JSON path of the prompt in its manifest, e.g. prompts[1].

@@ -121,6 +121,8 @@ variable, which wins over the default.`,
 	root.AddCommand(
 		newToolsCmd(e, opts),
 		newCallCmd(e, opts),
+		newResourcesCmd(e, opts), newReadCmd(e, opts),
+		newPromptsCmd(e, opts), newPromptCmd(e, opts),
 		newValidateCmd(e, opts),
 		newVersionCmd(e),
 		newInstallCmd(e), newUninstallCmd(e),
