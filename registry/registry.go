@@ -67,8 +67,9 @@ type Options struct {
 	// reloads (default 100 ms).
 	Debounce time.Duration
 	// LoadInBackground makes New return at once and load the manifests
-	// in a goroutine; Tools and CallTool wait until the first load is
-	// done. A server uses it to answer initialize while it loads.
+	// in a goroutine; Tools, CallTool and the other providers' methods
+	// wait until the first load is done. A server uses it to read
+	// requests while it loads.
 	LoadInBackground bool
 }
 

@@ -137,7 +137,10 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		Logger:      log,
 	}
 	if srv != nil {
-		// Answer initialize while the manifests load; tools/list waits.
+		// Read stdin while the manifests load: a request that needs
+		// them (initialize, for its completions capability, and the
+		// lists) waits for the first load, and ping, cancellations and
+		// 2024-11-05's initialize do not.
 		ro.LoadInBackground = true
 		ro.Report = func(level zerolog.Level, msg string) { srv.Log(clientLevel(level), "tairseach-mcp", msg) }
 		ro.OnChange = func(_ *registry.Snapshot, c registry.Changes) { notifyChanges(srv, c) }
