@@ -79,26 +79,19 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 	s.byURI, s.byTemplate, s.byPrompt = map[string]*ResourceEntry{}, map[string]*TemplateEntry{}, map[string]*PromptEntry{}
 	claimedURI := map[string]*ResourceEntry{}
 	claimedTemplate := map[string]*TemplateEntry{}
-	unserved := func(kind, name, manifestName, file, path, reason string, filtered bool) {
-		s.UnservedContent = append(s.UnservedContent, UnservedContent{kind, name, manifestName, file, path, reason, filtered})
-	}
-	conflict := func(file, path string, it manifest.Problem, format string, args ...any) {
-		it.File, it.Path, it.Severity, it.Message = file, path, manifest.Error, fmt.Sprintf(format, args...)
-		s.naming = append(s.naming, it)
-	}
 	var resources []protocol.Resource
 	var templates []protocol.ResourceTemplate
 	for _, m := range ms {
 		for _, r := range m.Resources {
 			add := func(reason string, filtered bool) {
-				unserved("resource", r.URI, r.URI, m.File, r.Path(), reason, filtered)
+				s.notServed(UnservedContent{"resource", r.URI, r.URI, m.File, r.Path(), reason, filtered})
 			}
 			e := &ResourceEntry{File: m.File, Resource: r, Manifest: m}
 			switch prev, dup := claimedURI[r.URI]; {
 			case r.Broken:
 				add(hasErrors, false)
 			case dup:
-				conflict(m.File, r.Path()+".uri", manifest.Problem{Resource: r.URI}, "resource URI %q is already used by %s; not served", r.URI, prev.origin())
+				s.conflict(manifest.Problem{File: m.File, Path: r.Path() + ".uri", Resource: r.URI}, "resource URI %q is already used by %s; not served", r.URI, prev.origin())
 				add("URI already used by "+prev.origin(), false)
 			default:
 				claimedURI[r.URI] = e
@@ -114,7 +107,7 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 		}
 		for _, t := range m.ResourceTemplates {
 			add := func(reason string, filtered bool) {
-				unserved("resourceTemplate", t.URITemplate, t.URITemplate, m.File, t.Path(), reason, filtered)
+				s.notServed(UnservedContent{"resourceTemplate", t.URITemplate, t.URITemplate, m.File, t.Path(), reason, filtered})
 			}
 			e := &TemplateEntry{File: m.File, Template: t, Manifest: m,
 				schema: sync.OnceValues(func() (*jsonschema.Schema, error) { return manifest.CompileTemplateSchema(t) })}
@@ -122,7 +115,7 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 			case t.Broken:
 				add(hasErrors, false)
 			case dup:
-				conflict(m.File, t.Path()+".uriTemplate", manifest.Problem{Resource: t.URITemplate}, "uriTemplate %q is already used by %s; not served", t.URITemplate, prev.origin())
+				s.conflict(manifest.Problem{File: m.File, Path: t.Path() + ".uriTemplate", Resource: t.URITemplate}, "uriTemplate %q is already used by %s; not served", t.URITemplate, prev.origin())
 				add("URI template already used by "+prev.origin(), false)
 			default:
 				claimedTemplate[t.URITemplate] = e
@@ -139,7 +132,7 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 		}
 	}
 	s.resources = protocol.NewResourceSet(resources, templates)
-	s.buildPrompts(prefix, filter, ms, claimedURI, claimedTemplate, unserved, conflict)
+	s.buildPrompts(prefix, filter, ms, claimedURI, claimedTemplate)
 	s.hasCompletions = slices.ContainsFunc(s.Templates, func(e *TemplateEntry) bool { return len(e.Complete) > 0 }) ||
 		slices.ContainsFunc(s.Prompts, func(e *PromptEntry) bool { return len(e.Complete) > 0 })
 }
@@ -147,16 +140,14 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 // buildPrompts is buildContent's part for prompts; claimed* are the
 // resources and templates that were not in conflict, served or filtered.
 func (s *Snapshot) buildPrompts(prefix string, filter Filter, ms []*manifest.Manifest,
-	claimedURI map[string]*ResourceEntry, claimedTemplate map[string]*TemplateEntry,
-	unserved func(kind, name, manifestName, file, path, reason string, filtered bool),
-	conflict func(file, path string, it manifest.Problem, format string, args ...any)) {
+	claimedURI map[string]*ResourceEntry, claimedTemplate map[string]*TemplateEntry) {
 	claimed := map[string]*PromptEntry{}
 	var prompts []protocol.Prompt
 	for _, m := range ms {
 		for _, p := range m.Prompts {
 			name, changed := ClientName(prefix, p.Name)
 			add := func(reason string, filtered bool) {
-				unserved("prompt", name, p.Name, m.File, p.Path(), reason, filtered)
+				s.notServed(UnservedContent{"prompt", name, p.Name, m.File, p.Path(), reason, filtered})
 			}
 			prev, dup := claimed[name]
 			switch {
@@ -164,7 +155,7 @@ func (s *Snapshot) buildPrompts(prefix string, filter Filter, ms []*manifest.Man
 				add(hasErrors, false)
 				continue
 			case dup:
-				conflict(m.File, p.Path()+".name", manifest.Problem{Prompt: p.Name}, "client name %q is already used by %s (prompt %q); not served", name, prev.origin(), prev.Prompt.Name)
+				s.conflict(manifest.Problem{File: m.File, Path: p.Path() + ".name", Prompt: p.Name}, "client name %q is already used by %s (prompt %q); not served", name, prev.origin(), prev.Prompt.Name)
 				add(fmt.Sprintf("client name already used by %s (prompt %q)", prev.origin(), prev.Prompt.Name), false)
 				continue
 			}
@@ -176,7 +167,7 @@ func (s *Snapshot) buildPrompts(prefix string, filter Filter, ms []*manifest.Man
 			}
 			if uri, known := s.embedsUnserved(p, claimedURI, claimedTemplate); uri != "" {
 				if !known {
-					conflict(m.File, p.Path()+".messages", manifest.Problem{Prompt: p.Name}, "embeds %s, which no resource or template of the manifests serves; not served", uri)
+					s.conflict(manifest.Problem{File: m.File, Path: p.Path() + ".messages", Prompt: p.Name}, "embeds %s, which no resource or template of the manifests serves; not served", uri)
 				}
 				add(fmt.Sprintf("embeds %s, which clients cannot read", uri), known)
 				continue
@@ -192,6 +183,16 @@ func (s *Snapshot) buildPrompts(prefix string, filter Filter, ms []*manifest.Man
 		}
 	}
 	s.prompts = protocol.NewPromptSet(prompts)
+}
+
+// notServed records content the snapshot does not serve, and why.
+func (s *Snapshot) notServed(u UnservedContent) { s.UnservedContent = append(s.UnservedContent, u) }
+
+// conflict records an error of the manifests as a whole (two claims of
+// one name, an embedded resource nothing serves) about the item p names.
+func (s *Snapshot) conflict(p manifest.Problem, format string, args ...any) {
+	p.Severity, p.Message = manifest.Error, fmt.Sprintf(format, args...)
+	s.naming = append(s.naming, p)
 }
 
 // embedsUnserved returns the first resource URI a prompt embeds that no
