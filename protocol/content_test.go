@@ -201,7 +201,7 @@ func TestAReadIsWrittenFromTheBytesRead(t *testing.T) {
 			t.Fatalf("not written in parts around the bytes: %+v, %v", m.parts, err)
 		}
 		whole, _ := encodeResult(jsontext.Value(`"id\"1"`), &readResourceResult{ReadResourceResult{Contents: []ResourceContents{{URI: "u:x", MIMEType: "text/plain", Text: string(text)}}}, tail})
-		if got := m.bytes(); string(got) != string(whole) {
+		if got := m.Bytes(); string(got) != string(whole) {
 			t.Errorf("spliced:\n%s\nwhole:\n%s", got, whole)
 		}
 	}

@@ -248,7 +248,7 @@ func (ss *session) readResource(ctx context.Context, rq *request, p *readParams)
 // result's one contents that is bytes as read (TextBytes) is written from
 // those bytes, in parts around them, as encodeCallResult does for a
 // tool's result.
-func encodeReadResult(id jsontext.Value, res *readResourceResult) (outMsg, error) {
+func encodeReadResult(id jsontext.Value, res *readResourceResult) (Message, error) {
 	if len(res.Contents) != 1 || res.Contents[0].TextBytes == nil {
 		b, err := encodeResult(id, res)
 		return msgOf(b, nil), err
@@ -259,17 +259,17 @@ func encodeReadResult(id jsontext.Value, res *readResourceResult) (outMsg, error
 		Contents []ResourceContents `json:"contents"`
 	}{[]ResourceContents{{URI: c.URI, MIMEType: c.MIMEType}}})
 	if err != nil {
-		return outMsg{}, err
+		return Message{}, err
 	}
 	head = head[:len(head)-len(`"}]}}`)]
 	after, err := json.Marshal(&res.resultTail, encodeOpts)
 	if err != nil {
-		return outMsg{}, err
+		return Message{}, err
 	}
 	closing := []byte(`"}]`)
 	if len(after) > len("{}") {
 		closing = append(closing, ',')
 	}
 	closing = append(append(closing, after[1:]...), '}') // the tail's members, and the message's end
-	return outMsg{parts: []part{{b: head}, {b: c.TextBytes, quoted: true, counted: true}, {b: closing}}}, nil
+	return Message{parts: []part{{b: head}, {b: c.TextBytes, quoted: true, counted: true}, {b: closing}}}, nil
 }
