@@ -284,3 +284,54 @@ func TestEveryContentLineIsAValidMessage(t *testing.T) {
 		})
 	}
 }
+
+// Over Streamable HTTP, in both eras, a client reads resources, gets a
+// prompt that embeds one, completes an argument and hears of prompt
+// changes.
+func TestGoSDKClientReadsResourcesOverHTTP(t *testing.T) {
+	t.Parallel()
+	be := contentBackend(t)
+	dir := contentDir(t)
+	b := startHTTPBridge(t, dir, be.Path)
+	changed := map[string]chan struct{}{"2025-11-25": make(chan struct{}, 10), "2026-07-28": make(chan struct{}, 10)}
+	sessions := map[string]*mcp.ClientSession{}
+	for version, ch := range changed {
+		sessions[version] = connectHTTP(t, b.url, version, &mcp.ClientOptions{
+			PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { ch <- struct{}{} },
+		})
+	}
+	ctx := t.Context()
+	for version, cs := range sessions {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tairseach://notes/n7"})
+		if err != nil || res.Contents[0].Text != `{"id":"n7","title":"groceries"}` {
+			t.Errorf("%s: read: %+v, %v", version, res, err)
+		}
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tairseach://nothing"}); err == nil || !strings.Contains(err.Error(), "resource not found") {
+			t.Errorf("%s: an unknown URI: %v", version, err)
+		}
+		got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "tairseach_motd"})
+		if err != nil || len(got.Messages) != 1 {
+			t.Fatalf("%s: prompt: %+v, %v", version, got, err)
+		}
+		if er, ok := got.Messages[0].Content.(*mcp.EmbeddedResource); !ok || er.Resource.Text != "Hello." {
+			t.Errorf("%s: prompt's message %+v", version, got.Messages[0].Content)
+		}
+		c, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "tairseach://notes/{id}"},
+			Argument: mcp.CompleteParamsArgument{Name: "id", Value: "x"}})
+		if err != nil || !slices.Equal(c.Completion.Values, []string{"x1", "x2"}) {
+			t.Errorf("%s: complete: %+v, %v", version, c, err)
+		}
+	}
+	path := filepath.Join(dir, "content.json")
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), `"Today's message."`, `"Greeting."`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for version, ch := range changed {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: no prompts/list_changed over HTTP", version)
+		}
+	}
+}
