@@ -81,6 +81,7 @@ type requestMeta struct {
 	ProtocolVersion    string         `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
 	LogLevel           *string        `json:"io.modelcontextprotocol/logLevel"`
+	ClientInfo         jsontext.Value `json:"io.modelcontextprotocol/clientInfo"` // read by clientOf
 }
 
 // chooseEra decides the protocol version in force for a request of a

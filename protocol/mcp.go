@@ -173,6 +173,15 @@ type CallToolRequest struct {
 	// carry, waiting when the budget is full. It is released once the
 	// response is written.
 	Hold *Hold
+	// ClientName and ClientVersion are what the client calls itself: the
+	// clientInfo of initialize, or in the modern era of the request's
+	// _meta. They are the client's own text, unchecked; empty when it
+	// gave none.
+	ClientName, ClientVersion string
+	// SessionID identifies the client's session within this process.
+	SessionID string
+	// Transport names how the client is connected: "stdio".
+	Transport string
 }
 
 // ToolProvider is what the server needs from the tool table.

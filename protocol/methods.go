@@ -215,11 +215,8 @@ func (ss *session) reply(b *batch, rq *request, m Message) {
 
 type initializeParams struct {
 	metaParams
-	ProtocolVersion *string `json:"protocolVersion"`
-	ClientInfo      struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"clientInfo"`
+	ProtocolVersion *string    `json:"protocolVersion"`
+	ClientInfo      clientInfo `json:"clientInfo"`
 }
 
 type initializeResult struct {
@@ -248,6 +245,7 @@ func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams
 		v = LatestLegacyVersion
 	}
 	ss.version.Store(&v)
+	ss.client.Store(&p.ClientInfo)
 	ev := ss.log.Info().Str("requested", requested).Str("protocol_version", v)
 	// The client's strings are the client's: logged short and valid.
 	ev = ev.Str("client", logSafe(p.ClientInfo.Name)).Str("client_version", logSafe(p.ClientInfo.Version))

@@ -174,6 +174,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	out := newOutbox(w)
 	ss := s.newSession(out, log)
+	ss.transport = "stdio"
 	s.register(ss)
 	defer s.unregister(ss)
 	return ss.serve(ctx, r, out)

@@ -24,6 +24,11 @@ type session struct {
 	out    Sink
 	runner *runner
 
+	// Who the session is, as tools/call tells the tool provider.
+	id        string                     // random, for the audit log
+	transport string                     // how the client is connected: "stdio"
+	client    atomic.Pointer[clientInfo] // the clientInfo of initialize; nil before it
+
 	admitted chan struct{} // one place per tool call running or in line
 	sem      chan struct{} // one slot per running tool call
 
@@ -66,6 +71,7 @@ func (s *Server) newSession(out Sink, log zerolog.Logger) *session {
 	inFlight := orDefault(s.MaxInFlight, DefaultMaxInFlight)
 	ss := &session{
 		srv:      s,
+		id:       newSessionID(),
 		log:      log,
 		budget:   newBudget(int64(orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes)), s.total()),
 		out:      out,

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -75,7 +76,9 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		defer stop()
 	}
 	start := time.Now()
-	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold})
+	client := ss.clientOf(rq, &p.Meta)
+	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold,
+		ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport})
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +88,31 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		out.StructuredContent = nil
 	}
 	return out, nil
+}
+
+// clientInfo is what a client calls itself.
+type clientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// clientOf returns the client that sent rq: in the modern era as its
+// _meta says (a malformed clientInfo, which only names the client, is
+// taken as none rather than failing the request), else as initialize
+// said.
+func (ss *session) clientOf(rq *request, m *requestMeta) clientInfo {
+	var c clientInfo
+	if rq.modern {
+		_ = json.Unmarshal(m.ClientInfo, &c)
+	} else if p := ss.client.Load(); p != nil {
+		c = *p
+	}
+	return c
+}
+
+// newSessionID returns a random session id: 16 hex digits.
+func newSessionID() string {
+	return fmt.Sprintf("%016x", rand.Uint64())
 }
 
 type progressParams struct {

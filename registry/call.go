@@ -28,6 +28,8 @@ const (
 	outcomeBadReply         = "bad_reply"
 	outcomeContractBroken   = "contract_broken"
 	outcomeFailed           = "failed"
+	outcomeUnknownTool      = "unknown_tool"
+	outcomeRefused          = "refused" // by a filter or a limit of the bridge
 )
 
 // CallTool runs a tool: it looks the name up in the current snapshot,
@@ -38,28 +40,34 @@ const (
 // tool is a result with IsError set and a message a model can act on.
 // The whole call, checks included, is bounded by the call timeout and
 // ctx. It finishes against the snapshot it started with, whatever reloads
-// happen meanwhile.
+// happen meanwhile. Every call, an unknown tool's included, is recorded
+// in the audit log when there is one.
 func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	start := time.Now()
 	if res := r.waitLoaded(ctx); res != nil {
+		r.record(req, start, called{res: res, outcome: outcomeCancelled})
 		return res, nil
 	}
-	e, ok := r.snap.Load().Lookup(req.Name)
+	snap := r.snap.Load()
+	e, ok := snap.Lookup(req.Name)
 	if !ok {
+		r.record(req, start, called{args: objectArgs(req.Arguments), outcome: notServed(snap, req.Name)})
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
-	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	if req.Hold != nil {
 		// The reply is counted as it is read, against the session's budget.
 		ctx = socketclient.WithBudget(ctx, req.Hold)
 	}
-	res, outcome := r.run(ctx, e, objectArgs(req.Arguments))
+	args := objectArgs(req.Arguments)
+	res, outcome, backendErr := r.run(ctx, e, args)
 	ev := r.log.Debug()
 	if res.IsError {
 		ev = r.log.Info()
 	}
 	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", outcome).Msg("tool call")
+	r.record(req, start, called{e, args, res, outcome, backendErr})
 	return res, nil
 }
 
@@ -82,25 +90,29 @@ func (r *Registry) waitLoaded(ctx context.Context) *protocol.CallToolResult {
 	}
 }
 
-func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (*protocol.CallToolResult, string) {
+// run runs a tool and returns its result, the outcome, and the backend's
+// error when it returned one.
+func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (res *protocol.CallToolResult, outcome string, backendErr error) {
 	schemas, err := e.schemas()
 	if err != nil {
 		// Parse compiled these schemas before the tool was served.
-		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
+		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed, nil
 	}
 	if res, outcome := r.checkArguments(ctx, e, schemas.in, args); res != nil {
-		return res, outcome
+		return res, outcome, nil
 	}
 	if r.opts.Backend == nil {
-		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
+		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable, nil
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("arguments", args).Msg("backend request")
 	result, err := r.opts.Backend.Call(ctx, e.Method, args)
 	if err != nil {
-		return r.failure(ctx, e, err)
+		res, outcome = r.failure(ctx, e, err)
+		return res, outcome, err
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
-	return r.success(ctx, e, schemas.out, result)
+	res, outcome = r.success(ctx, e, schemas.out, result)
+	return res, outcome, nil
 }
 
 // checkArguments checks a call's arguments against the tool's input
@@ -110,7 +122,11 @@ func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *jsonsche
 	case ctx.Err() != nil:
 		return r.stopped(ctx, e, "while its arguments were checked")
 	case err != nil:
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, describeDecodeError(err)), true), outcomeInvalidArguments
+		outcome := outcomeInvalidArguments
+		if errors.As(err, new(*manifest.LimitError)) {
+			outcome = outcomeRefused
+		}
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, describeDecodeError(err)), true), outcome
 	case len(vs) > 0:
 		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
 			e.Name, describeViolations(vs, "arguments")), true), outcomeInvalidArguments

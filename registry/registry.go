@@ -66,6 +66,11 @@ type Options struct {
 	// Debounce is how long the watcher waits for events to stop before it
 	// reloads (default 100 ms).
 	Debounce time.Duration
+	// Audit, when set, records every call; AuditValues adds the
+	// arguments' values to each record, secrets redacted (see
+	// audit.Values).
+	Audit       Recorder
+	AuditValues bool
 	// LoadInBackground makes New return at once and load the manifests
 	// in a goroutine; Tools, CallTool and the other providers' methods
 	// wait until the first load is done. A server uses it to read

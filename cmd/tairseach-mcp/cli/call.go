@@ -64,7 +64,9 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 	log := newLogger(e.stderr, level, opts.logFormat)
 	backend := newBackend(opts, &log)
 	defer backend.Close()
-	reg := newRegistry(opts, backend, &log, nil)
+	rec, closeAudit := openAudit(opts.audit, &log)
+	defer closeAudit()
+	reg := newRegistry(opts, backend, &log, nil, rec)
 	name := args[0]
 	if opts.toolMode != "search" {
 		var err error
@@ -72,7 +74,9 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 			return err
 		}
 	}
-	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
+	// The audit log records this call as the call command's.
+	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion,
+		ClientName: "tairseach-mcp call", ClientVersion: version(), Transport: "cli"})
 	if err != nil {
 		return fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)
 	}

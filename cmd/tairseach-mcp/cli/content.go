@@ -56,7 +56,7 @@ func runResources(e *env, opts *options, asJSON bool) error {
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	snap := newRegistry(opts, nil, nil, nil).Snapshot()
+	snap := newRegistry(opts, nil, nil, nil, nil).Snapshot()
 	if asJSON {
 		infos := []resourceInfo{}
 		for _, en := range snap.Resources {
@@ -151,7 +151,7 @@ func runPrompts(e *env, opts *options, asJSON bool) error {
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	snap := newRegistry(opts, nil, nil, nil).Snapshot()
+	snap := newRegistry(opts, nil, nil, nil, nil).Snapshot()
 	if asJSON {
 		infos := []promptInfo{}
 		for _, en := range snap.Prompts {

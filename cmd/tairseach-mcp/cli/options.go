@@ -17,6 +17,7 @@ import (
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/registry"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -45,6 +46,7 @@ type options struct {
 	exclude        []string
 	readOnly       bool
 	toolMode       string
+	audit          auditOptions
 	logLevelSet    bool // --log-level or its variable was given
 	http           httpOptions
 }
@@ -78,6 +80,10 @@ var settings = []setting{
 	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (prompts and resources likewise; wins over --include); repeatable, or comma-separated"},
 	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true, and resources whose backend method such a tool has"},
 	{"tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
+	{"audit-log", "TAIRSEACH_AUDIT_LOG", "record every tool call, one JSON line each, in this file, which bridge processes share (off by default; read it with 'tairseach-mcp stats')"},
+	{"audit-values", "TAIRSEACH_AUDIT_VALUES", "also record the arguments' values in the audit log, secrets redacted by name and schema"},
+	{"audit-max-size", "TAIRSEACH_AUDIT_MAX_SIZE", "size at which the audit log is rotated (bytes, or with a unit: 10MiB)"},
+	{"audit-keep", "TAIRSEACH_AUDIT_KEEP", "rotated audit logs kept beside it (PATH.1 the newest)"},
 }
 
 // httpSettings are the flags of --transport http.
@@ -131,6 +137,10 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.exclude, "exclude", nil, u("exclude"))
 	boolVar(fs, &o.readOnly, "read-only", false, u("read-only"))
 	fs.StringVar(&o.toolMode, "tool-mode", "all", u("tool-mode"))
+	fs.StringVar(&o.audit.path, "audit-log", "", u("audit-log"))
+	boolVar(fs, &o.audit.values, "audit-values", false, u("audit-values"))
+	sizeVar(fs, &o.audit.maxSize, "audit-max-size", audit.DefaultMaxSize, u("audit-max-size"))
+	countVar(fs, &o.audit.keep, "audit-keep", audit.DefaultKeep, u("audit-keep"))
 	o.http.register(fs, u)
 }
 
@@ -219,7 +229,7 @@ func (o *options) resolve() error {
 		o.socket = defaultSocket(home)
 	}
 	o.socket = expandHome(o.socket, home)
-	return nil
+	return o.audit.resolve(home)
 }
 
 // splitPatterns splits comma-separated patterns, as the variables give

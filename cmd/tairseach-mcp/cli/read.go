@@ -207,9 +207,9 @@ func resolvePrompt(snap *registry.Snapshot, prefix, typed string) (string, error
 	})
 }
 
-// contentRegistry loads the manifests with a backend, for read and
-// prompt: quiet unless --log-level asks, as for call. done closes the
-// backend.
+// contentRegistry loads the manifests with a backend and the audit log,
+// for read and prompt: quiet unless --log-level asks, as for call. done
+// closes the audit log and the backend.
 func contentRegistry(e *env, opts *options) (reg *registry.Registry, done func(), err error) {
 	if err := requireManifests(opts.manifests); err != nil {
 		return nil, nil, err
@@ -220,7 +220,8 @@ func contentRegistry(e *env, opts *options) (reg *registry.Registry, done func()
 	}
 	log := newLogger(e.stderr, level, opts.logFormat)
 	backend := newBackend(opts, &log)
-	return newRegistry(opts, backend, &log, nil), func() { backend.Close() }, nil
+	rec, closeAudit := openAudit(opts.audit, &log)
+	return newRegistry(opts, backend, &log, nil, rec), func() { closeAudit(); backend.Close() }, nil
 }
 
 // printableText is printable for text meant to be read whole: line

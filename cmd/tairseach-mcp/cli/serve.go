@@ -58,7 +58,9 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	if opts.progress == 0 {
 		srv.ProgressInterval = -1 // off
 	}
-	reg := newRegistry(opts, backend, &log, srv)
+	rec, closeAudit := openAudit(opts.audit, &log)
+	defer closeAudit()
+	reg := newRegistry(opts, backend, &log, srv, rec)
 	srv.Tools = toolProvider(opts, reg)
 	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
 
@@ -152,8 +154,9 @@ func checkBackend(ctx context.Context, log *zerolog.Logger, backend *socketclien
 
 // newRegistry loads the manifests, logging to log (nil: nowhere). When
 // srv is set, problems and backend trouble are also sent to its clients
-// that asked for log messages, and tool list changes are announced.
-func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server) *registry.Registry {
+// that asked for log messages, and tool list changes are announced. When
+// rec is set, calls are recorded there.
+func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server, rec registry.Recorder) *registry.Registry {
 	ro := registry.Options{
 		Dirs:        opts.manifests,
 		Prefix:      opts.prefix,
@@ -163,6 +166,8 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		CallTimeout: opts.callTimeout,
 		Limits:      opts.limits,
 		Logger:      log,
+		Audit:       rec,
+		AuditValues: opts.audit.values,
 	}
 	if srv != nil {
 		// Read stdin while the manifests load: a request that needs

@@ -52,7 +52,7 @@ func runTools(e *env, opts *options, asJSON bool) error {
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	snap := newRegistry(opts, nil, nil, nil).Snapshot()
+	snap := newRegistry(opts, nil, nil, nil, nil).Snapshot()
 	if asJSON {
 		infos := make([]toolInfo, 0, len(snap.Entries))
 		for _, en := range snap.Entries {
@@ -94,7 +94,7 @@ func runTokens(ctx context.Context, e *env, opts *options, asJSON bool) error {
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	c, err := measureList(ctx, toolProvider(opts, newRegistry(opts, nil, nil, nil)))
+	c, err := measureList(ctx, toolProvider(opts, newRegistry(opts, nil, nil, nil, nil)))
 	if err != nil {
 		return err
 	}

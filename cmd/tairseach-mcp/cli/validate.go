@@ -80,7 +80,7 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict, verbose b
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	snap := newRegistry(opts, nil, nil, nil).Snapshot()
+	snap := newRegistry(opts, nil, nil, nil, nil).Snapshot()
 	rep := validateReport{Dirs: opts.manifests, Tools: len(snap.Entries), Resources: len(snap.Resources),
 		ResourceTemplates: len(snap.Templates), Prompts: len(snap.Prompts), Problems: snap.Problems,
 		Renamed: []renamed{}, Unserved: snap.Unserved, UnservedContent: snap.UnservedContent}
