@@ -99,6 +99,11 @@ type GetPromptRequest struct {
 	// budget (what its embedded resources read), as
 	// CallToolRequest.Hold does for a call.
 	Hold *Hold
+	// ClientName, ClientVersion, SessionID and Transport say who asks,
+	// as CallToolRequest's do.
+	ClientName, ClientVersion string
+	SessionID                 string
+	Transport                 string
 }
 
 // GetPromptResult is a prompt filled in with its arguments.
@@ -169,7 +174,9 @@ func (ss *session) getPrompt(ctx context.Context, rq *request, p *getPromptParam
 	if ss.srv.Prompts == nil {
 		return nil, fmt.Errorf("%w: unknown prompt %q: this server offers no prompts", ErrInvalidParams, *p.Name)
 	}
-	res, err := ss.srv.Prompts.GetPrompt(ctx, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments, ProtocolVersion: rq.version, Hold: rq.hold})
+	client := ss.clientOf(rq, &p.Meta)
+	res, err := ss.srv.Prompts.GetPrompt(ctx, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments, ProtocolVersion: rq.version, Hold: rq.hold,
+		ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport})
 	if err != nil {
 		return nil, err
 	}

@@ -133,6 +133,11 @@ type ReadResourceRequest struct {
 	// Hold counts the bytes held for this read against the session's
 	// budget, as CallToolRequest.Hold does for a call.
 	Hold *Hold
+	// ClientName, ClientVersion, SessionID and Transport say who reads,
+	// as CallToolRequest's do.
+	ClientName, ClientVersion string
+	SessionID                 string
+	Transport                 string
 }
 
 // ReadResourceResult is what a resource holds.
@@ -228,7 +233,9 @@ func (ss *session) readResource(ctx context.Context, rq *request, p *readParams)
 	var res *ReadResourceResult
 	err := fmt.Errorf("%w: %s", ErrResourceNotFound, *p.URI)
 	if ss.srv.Resources != nil {
-		res, err = ss.srv.Resources.ReadResource(ctx, &ReadResourceRequest{URI: *p.URI, ProtocolVersion: rq.version, Hold: rq.hold})
+		client := ss.clientOf(rq, &p.Meta)
+		res, err = ss.srv.Resources.ReadResource(ctx, &ReadResourceRequest{URI: *p.URI, ProtocolVersion: rq.version, Hold: rq.hold,
+			ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport})
 	}
 	if errors.Is(err, ErrResourceNotFound) {
 		e := &Error{Code: CodeResourceNotFound, Message: err.Error()}

@@ -242,3 +242,11 @@ func contentAnnotations(a *manifest.ContentAnnotations) *protocol.Annotations {
 
 // hasErrors is why an item with errors is not served.
 const hasErrors = "has errors (see 'tairseach-mcp validate')"
+
+// filtered reports whether a filter keeps the content of kind that
+// clients know by name from them ("resource", or "prompt").
+func (s *Snapshot) filtered(kind, name string) bool {
+	return slices.ContainsFunc(s.UnservedContent, func(u UnservedContent) bool {
+		return u.Filtered && u.Kind == kind && u.Name == name
+	})
+}

@@ -467,3 +467,52 @@ func TestWatchPublishesContentChanges(t *testing.T) {
 		t.Errorf("description %q", got)
 	}
 }
+
+// Reads and prompts are recorded in the audit log like calls: who, what,
+// how it went, a template's variables and a prompt's arguments as their
+// arguments, values only with AuditValues.
+func TestReadsAndPromptsAreRecorded(t *testing.T) {
+	failing := func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error) {
+		if method == "backend.status" {
+			return nil, &socketclient.RPCError{Code: -32011, Message: "Permission denied"}
+		}
+		return okBackend(ctx, method, params)
+	}
+	rec := &recorder{}
+	r, _ := contentRegistry(t, Options{Audit: rec, AuditValues: true, Filter: Filter{Exclude: []string{"tairseach://motd"}}},
+		map[string]string{"a.json": notesContent}, failing)
+	who := func(uri string) *protocol.ReadResourceRequest {
+		return &protocol.ReadResourceRequest{URI: uri, ProtocolVersion: "2025-11-25", ClientName: "c", ClientVersion: "1", SessionID: "s", Transport: "stdio"}
+	}
+	for _, uri := range []string{"tairseach://notes/3f", "tairseach://status", "tairseach://notes/XX", "tairseach://nothing", "tairseach://motd"} {
+		r.ReadResource(t.Context(), who(uri))
+	}
+	r.GetPrompt(t.Context(), &protocol.GetPromptRequest{Name: "t_notes_review", Arguments: map[string]string{"id": "3f", "tone": "kind"}, Transport: "stdio"})
+	r.GetPrompt(t.Context(), &protocol.GetPromptRequest{Name: "t_notes_review", Transport: "stdio"})
+	type line struct {
+		Kind, Name, ManifestName, Method, Outcome string
+		Code                                      *int64
+		Keys                                      []string
+		Args                                      string
+	}
+	var got []line
+	for _, e := range rec.take() {
+		if e.Transport != "stdio" || e.Kind == "resource" && (e.Client != "c" || e.Session != "s" || e.ProtocolVersion != "2025-11-25") {
+			t.Errorf("who is not recorded: %+v", e)
+		}
+		got = append(got, line{e.Kind, e.Name, e.ManifestName, e.Method, e.Outcome, e.Code, e.ArgKeys, string(e.Args)})
+	}
+	code := int64(-32011)
+	want := []line{
+		{"resource", "tairseach://notes/3f", "tairseach://notes/{id}", "notes.get", "ok", nil, []string{"id"}, `{"id":"3f"}`},
+		{"resource", "tairseach://status", "", "backend.status", "backend_error", &code, nil, ""},
+		{"resource", "tairseach://notes/XX", "tairseach://notes/{id}", "notes.get", "invalid_arguments", nil, []string{"id"}, `{"id":"XX"}`},
+		{"resource", "tairseach://nothing", "", "", "not_found", nil, nil, ""},
+		{"resource", "tairseach://motd", "", "", "refused", nil, nil, ""},
+		{"prompt", "t_notes_review", "notes.review", "", "ok", nil, []string{"id", "tone"}, `{"id":"3f","tone":"kind"}`},
+		{"prompt", "t_notes_review", "notes.review", "", "invalid_arguments", nil, nil, "{}"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("audit entries (-want +got):\n%s", d)
+	}
+}

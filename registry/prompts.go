@@ -33,51 +33,68 @@ func (r *Registry) GetPrompt(ctx context.Context, req *protocol.GetPromptRequest
 	if err := r.waitLoadedErr(ctx); err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	snap := r.snap.Load()
-	e, ok := snap.byPrompt[req.Name]
-	if !ok {
-		return nil, fmt.Errorf("%w: unknown prompt %q", protocol.ErrInvalidParams, req.Name)
+	e := snap.byPrompt[req.Name]
+	res, did, err := r.getPrompt(ctx, snap, e, req)
+	r.log.Debug().Str("prompt", logURI(req.Name)).Dur("dur", time.Since(start)).Str("outcome", did.outcome).Msg("prompt")
+	if did.outcome == outcomeNotFound && snap.filtered("prompt", req.Name) {
+		did.outcome = outcomeRefused
+	}
+	r.recordPrompt(req, start, e, did)
+	return res, err
+}
+
+// getPrompt fills in e, the prompt req names (nil when none is served),
+// and says what it did as a read does.
+func (r *Registry) getPrompt(ctx context.Context, snap *Snapshot, e *PromptEntry, req *protocol.GetPromptRequest) (*protocol.GetPromptResult, aRead, error) {
+	if e == nil {
+		return nil, aRead{outcome: outcomeNotFound}, fmt.Errorf("%w: unknown prompt %q", protocol.ErrInvalidParams, req.Name)
 	}
 	p := e.Prompt
 	for _, name := range slices.Sorted(maps.Keys(req.Arguments)) {
 		if _, ok := p.Argument(name); !ok {
-			return nil, fmt.Errorf("%w: prompt %s has no argument %q (%s)", protocol.ErrInvalidParams, e.Name, name, argumentNames(e))
+			return nil, aRead{outcome: outcomeInvalidArguments}, fmt.Errorf("%w: prompt %s has no argument %q (%s)", protocol.ErrInvalidParams, e.Name, name, argumentNames(e))
 		}
 	}
 	for _, a := range p.Arguments {
 		if a.Required && req.Arguments[a.Name] == "" {
-			return nil, fmt.Errorf("%w: prompt %s needs argument %q", protocol.ErrInvalidParams, e.Name, a.Name)
+			return nil, aRead{outcome: outcomeInvalidArguments}, fmt.Errorf("%w: prompt %s needs argument %q", protocol.ErrInvalidParams, e.Name, a.Name)
 		}
 	}
-	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	ctx = withHold(ctx, req.Hold)
 	res := &protocol.GetPromptResult{Description: p.Description}
+	did := aRead{outcome: outcomeOK}
 	for _, msg := range p.Messages {
 		if msg.Text != nil {
-			res.Messages = append(res.Messages, protocol.PromptMessage{Role: msg.Role, Text: p.Fill(*msg.Text, req.Arguments)})
+			text := p.Fill(*msg.Text, req.Arguments)
+			did.bytesOut += len(text)
+			res.Messages = append(res.Messages, protocol.PromptMessage{Role: msg.Role, Text: text})
 			continue
 		}
 		uri := p.Fill(msg.Resource, req.Arguments)
-		contents, _, _, err := r.read(ctx, snap, uri)
+		contents, read, err := r.read(ctx, snap, uri)
+		did.bytesOut += read.bytesOut
 		if err != nil {
 			r.log.Info().Str("prompt", e.Name).Str("uri", logURI(uri)).Err(err).Msg("prompt's resource not read")
 			we := *protocol.WireError(err)
+			did.outcome, did.backendErr = read.outcome, read.backendErr
 			if errors.Is(err, protocol.ErrResourceNotFound) {
 				// The prompt exists: what does not is what its
 				// arguments point at.
 				we.Code, we.Message = protocol.CodeInvalidParams, err.Error()
+				did.outcome = outcomeInvalidArguments
 			}
 			we.Message = fmt.Sprintf("prompt %s embeds %s: %s", e.Name, logURI(uri), we.Message)
-			return nil, &we
+			return nil, did, &we
 		}
 		for i := range contents {
 			res.Messages = append(res.Messages, protocol.PromptMessage{Role: msg.Role, Resource: &contents[i]})
 		}
 	}
-	r.log.Debug().Str("prompt", e.Name).Dur("dur", time.Since(start)).Msg("prompt")
-	return res, nil
+	return res, did, nil
 }
 
 // argumentNames lists a prompt's arguments for messages.

@@ -23,11 +23,21 @@ import (
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
-// Outcomes of a read, besides a call's.
-const (
-	outcomeNotFound      = "not_found"
-	outcomeInvalidParams = "invalid_params"
-)
+// outcomeNotFound is the outcome of a read of a URI, or a prompt, that
+// the bridge does not serve (a call's is outcomeUnknownTool).
+const outcomeNotFound = "not_found"
+
+// aRead is what a read did, for the logs: how it went, the backend method
+// it called (if any) and the backend's error when it returned one, the
+// template the URI matched (if any) with its variables, and the size of
+// the contents.
+type aRead struct {
+	outcome, method string
+	backendErr      error
+	template        *TemplateEntry
+	vars            map[string]string
+	bytesOut        int
+}
 
 // Resources returns the resources and templates clients see, waiting for
 // the first load; part of protocol.ResourceProvider.
@@ -54,12 +64,17 @@ func (r *Registry) ReadResource(ctx context.Context, req *protocol.ReadResourceR
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	contents, method, outcome, err := r.read(withHold(ctx, req.Hold), r.snap.Load(), req.URI)
+	snap := r.snap.Load()
+	contents, did, err := r.read(withHold(ctx, req.Hold), snap, req.URI)
 	ev := r.log.Debug()
-	if err != nil && outcome != outcomeNotFound {
+	if err != nil && did.outcome != outcomeNotFound {
 		ev = r.log.Info()
 	}
-	ev.Str("uri", logURI(req.URI)).Str("backend_method", method).Dur("dur", time.Since(start)).Str("outcome", outcome).Msg("resource read")
+	ev.Str("uri", logURI(req.URI)).Str("backend_method", did.method).Dur("dur", time.Since(start)).Str("outcome", did.outcome).Msg("resource read")
+	if did.outcome == outcomeNotFound && snap.filtered("resource", req.URI) {
+		did.outcome = outcomeRefused
+	}
+	r.recordRead(req, start, did)
 	if err != nil {
 		return nil, err
 	}
@@ -104,20 +119,26 @@ func holdOf(ctx context.Context) *protocol.Hold {
 	return h
 }
 
-// read reads uri in snap, counting what it reads with the Hold of ctx;
-// method is the backend method it called, if any.
-func (r *Registry) read(ctx context.Context, snap *Snapshot, uri string) (contents []protocol.ResourceContents, method, outcome string, err error) {
+// read reads uri in snap, counting what it reads with the Hold of ctx,
+// and says what it did.
+func (r *Registry) read(ctx context.Context, snap *Snapshot, uri string) (contents []protocol.ResourceContents, did aRead, err error) {
+	defer func() {
+		for _, c := range contents {
+			did.bytesOut += len(c.Text) + len(c.TextBytes) + len(c.Blob)
+		}
+	}()
 	if e, ok := snap.byURI[uri]; ok {
 		res := e.Resource
 		switch {
 		case res.Text != nil:
-			return []protocol.ResourceContents{{URI: uri, MIMEType: cmp.Or(res.MIMEType, "text/plain"), Text: *res.Text}}, "", outcomeOK, nil
+			return []protocol.ResourceContents{{URI: uri, MIMEType: cmp.Or(res.MIMEType, "text/plain"), Text: *res.Text}}, aRead{outcome: outcomeOK}, nil
 		case res.File != "":
 			contents, outcome, err := r.readFile(ctx, e)
-			return contents, "", outcome, err
+			return contents, aRead{outcome: outcome}, err
 		}
-		contents, outcome, err := r.callForContents(ctx, uri, res.MIMEType, res.Method, objectArgs(res.Params))
-		return contents, res.Method, outcome, err
+		did.method = res.Method
+		contents, err := r.callForContents(ctx, uri, res.MIMEType, objectArgs(res.Params), &did)
+		return contents, did, err
 	}
 	for _, e := range snap.Templates {
 		vars, ok := e.Template.Template.Match(uri)
@@ -125,17 +146,20 @@ func (r *Registry) read(ctx context.Context, snap *Snapshot, uri string) (conten
 			continue
 		}
 		t := e.Template
+		did = aRead{method: t.Method, template: e, vars: vars}
 		if err := r.checkVariables(ctx, e, vars); err != nil {
-			return nil, t.Method, outcomeInvalidParams, err
+			did.outcome = outcomeInvalidArguments
+			return nil, did, err
 		}
 		params, err := templateParams(t.Params, vars)
 		if err != nil {
-			return nil, t.Method, outcomeFailed, &protocol.Error{Code: protocol.CodeInternalError, Message: err.Error()}
+			did.outcome = outcomeFailed
+			return nil, did, &protocol.Error{Code: protocol.CodeInternalError, Message: err.Error()}
 		}
-		contents, outcome, err := r.callForContents(ctx, uri, t.MIMEType, t.Method, params)
-		return contents, t.Method, outcome, err
+		contents, err := r.callForContents(ctx, uri, t.MIMEType, params, &did)
+		return contents, did, err
 	}
-	return nil, "", outcomeNotFound, fmt.Errorf("%w: %s", protocol.ErrResourceNotFound, logURI(uri))
+	return nil, aRead{outcome: outcomeNotFound}, fmt.Errorf("%w: %s", protocol.ErrResourceNotFound, logURI(uri))
 }
 
 // checkVariables checks a template's variables against its schema.
@@ -172,26 +196,33 @@ func templateParams(fixed jsontext.Value, vars map[string]string) (jsontext.Valu
 	return json.Marshal(members, json.Deterministic(true))
 }
 
-// callForContents calls method with params and maps its result to the
-// contents of the resource at uri, whose declared MIME type is mime.
-func (r *Registry) callForContents(ctx context.Context, uri, mime, method string, params jsontext.Value) ([]protocol.ResourceContents, string, error) {
+// callForContents calls did.method with params and maps its result to
+// the contents of the resource at uri, whose declared MIME type is mime;
+// it says in did how that went.
+func (r *Registry) callForContents(ctx context.Context, uri, mime string, params jsontext.Value, did *aRead) ([]protocol.ResourceContents, error) {
+	method := did.method
 	if r.opts.Backend == nil {
-		return nil, outcomeUnavailable, &protocol.Error{Code: protocol.CodeInternalError, Message: "No backend is configured for this bridge."}
+		did.outcome = outcomeUnavailable
+		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "No backend is configured for this bridge."}
 	}
 	r.log.Trace().Str("uri", logURI(uri)).RawJSON("params", params).Msg("backend request")
 	result, err := r.opts.Backend.Call(ctx, method, params)
 	if err != nil {
-		msg, outcome := r.backendFailure(ctx, "uri", logURI(uri), method, "read the resource again", err)
-		return nil, outcome, &protocol.Error{Code: protocol.CodeInternalError, Message: msg}
+		var msg string
+		msg, did.outcome = r.backendFailure(ctx, "uri", logURI(uri), method, "read the resource again", err)
+		did.backendErr = err
+		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: msg}
 	}
 	r.log.Trace().Str("uri", logURI(uri)).RawJSON("result", result).Msg("backend result")
 	c, err := resultContents(uri, mime, result)
 	if err != nil {
 		r.log.Warn().Err(err).Str("uri", logURI(uri)).Str("backend_method", method).Msg("backend result is not resource contents")
-		return nil, outcomeContractBroken, &protocol.Error{Code: protocol.CodeInternalError,
+		did.outcome = outcomeContractBroken
+		return nil, &protocol.Error{Code: protocol.CodeInternalError,
 			Message: fmt.Sprintf("The backend's result for %s is not resource contents: %v", method, err)}
 	}
-	return []protocol.ResourceContents{c}, outcomeOK, nil
+	did.outcome = outcomeOK
+	return []protocol.ResourceContents{c}, nil
 }
 
 // resultContents maps a backend result to contents predictably: a string

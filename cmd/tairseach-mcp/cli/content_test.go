@@ -140,3 +140,33 @@ func TestPromptFillsInWhatAClientWouldGet(t *testing.T) {
 		}
 	}
 }
+
+// read and prompt record what they fetch in the audit log, as call does.
+func TestReadAndPromptAreAudited(t *testing.T) {
+	sock := backendWith(t)
+	log := filepath.Join(t.TempDir(), "audit.log")
+	for _, args := range [][]string{{"read", "tairseach://notes/3f"}, {"prompt", "notes.summarize", "topic=milk"}} {
+		e, _, errb := testEnv(nil)
+		if code := run(context.Background(), e, append([]string{"--manifests", examples, "--socket", sock, "--audit-log", log}, args...)); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errb)
+		}
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var entry struct{ Kind, Name, Transport, Client, Outcome string }
+		if err := json.Unmarshal([]byte(l), &entry); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		if entry.Transport != "cli" || entry.Outcome != "ok" || !strings.HasPrefix(entry.Client, "tairseach-mcp ") {
+			t.Errorf("entry %+v", entry)
+		}
+		kinds = append(kinds, entry.Kind+" "+entry.Name)
+	}
+	if want := "resource tairseach://notes/3f,prompt tairseach_notes_summarize"; strings.Join(kinds, ",") != want {
+		t.Errorf("entries %v, want %s", kinds, want)
+	}
+}

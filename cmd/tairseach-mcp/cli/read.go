@@ -42,7 +42,8 @@ func runRead(ctx context.Context, e *env, opts *options, uri string, asJSON bool
 		return err
 	}
 	defer done()
-	res, err := reg.ReadResource(ctx, &protocol.ReadResourceRequest{URI: uri, ProtocolVersion: protocol.LatestLegacyVersion})
+	res, err := reg.ReadResource(ctx, &protocol.ReadResourceRequest{URI: uri, ProtocolVersion: protocol.LatestLegacyVersion,
+		ClientName: "tairseach-mcp read", ClientVersion: version(), Transport: "cli"})
 	if err != nil {
 		msg := protocol.WireError(err).Message
 		if errors.Is(err, protocol.ErrResourceNotFound) {
@@ -130,7 +131,8 @@ func runPrompt(ctx context.Context, e *env, opts *options, name string, args []s
 	if name, err = resolvePrompt(reg.Snapshot(), opts.prefix, name); err != nil {
 		return err
 	}
-	res, err := reg.GetPrompt(ctx, &protocol.GetPromptRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
+	res, err := reg.GetPrompt(ctx, &protocol.GetPromptRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion,
+		ClientName: "tairseach-mcp prompt", ClientVersion: version(), Transport: "cli"})
 	if err != nil {
 		return failed(e, protocol.WireError(err).Message)
 	}
