@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // MaxFileSize is the largest manifest file read; larger files are an error.
@@ -70,14 +70,14 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 
 	// The file, its arrays of items left out.
-	doc, err := decodeValue(s.rest)
+	doc, values, err := defaultDecoder.decode(s.rest)
 	if err != nil {
 		path, msg := decodeProblem(err)
 		p.add(Error, path, "", "%s", msg)
 		return nil
 	}
-	if err := Validate(formats().file, doc); err != nil {
-		for _, v := range Violations(err) {
+	if vs, err := manifestSchemas().file.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
+		for _, v := range checkProblems(vs, err) {
 			p.add(Error, v.Path(), "", "%s", v.Message)
 		}
 		return nil
@@ -105,7 +105,7 @@ func (p *parser) parse(data []byte) *Manifest {
 		}
 		t.Method = m.Implementation.Methods[t.Name]
 		p.lint(t, doc)
-		p.compile(t)
+		p.compile(t, doc)
 	}
 
 	uses := newMethodUses(m)
@@ -136,7 +136,7 @@ func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 		}
 		p.add(Error, joinPath(t.Path(), path), t.Name, format, args...)
 	}
-	doc, ok := p.element(raw, formats().tool, t, fail)
+	doc, ok := p.element(raw, manifestSchemas().tool, t, fail)
 	if !ok {
 		return t, nil
 	}
@@ -150,15 +150,15 @@ func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 // raw, into v, after checking it against its format. It reports what is
 // wrong through fail, at paths relative to the element, and returns the
 // element decoded as the schema library sees it, or false.
-func (p *parser) element(raw jsontext.Value, format *jsonschema.Schema, v any, fail func(path, format string, args ...any)) (any, bool) {
-	doc, err := decodeValue(raw)
+func (p *parser) element(raw jsontext.Value, format *Schema, v any, fail func(path, format string, args ...any)) (any, bool) {
+	doc, values, err := defaultDecoder.decode(raw)
 	if err != nil {
 		path, msg := decodeProblem(err)
 		fail(path, "%s", msg)
 		return nil, false
 	}
-	if err := Validate(format, doc); err != nil {
-		for _, v := range Violations(err) {
+	if vs, err := format.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
+		for _, v := range checkProblems(vs, err) {
 			fail(v.Path(), "%s", explainViolation(v))
 		}
 		return nil, false
@@ -168,6 +168,15 @@ func (p *parser) element(raw jsontext.Value, format *jsonschema.Schema, v any, f
 		return nil, false
 	}
 	return doc, true
+}
+
+// checkProblems returns the violations of a check against the manifest
+// format, or the check's error as one violation at the root.
+func checkProblems(vs []Violation, err error) []Violation {
+	if err != nil {
+		return []Violation{{Message: "cannot be checked: it " + err.Error()}}
+	}
+	return vs
 }
 
 // memberOf returns the string member name of an element that is broken,
@@ -199,6 +208,12 @@ func (p *parser) lint(t *Tool, doc any) {
 		p.add(Warning, t.Path(), t.Name, "schemas are %d bytes; over %d they dominate the tool list a model reads", n, maxSchemaLen)
 	}
 	top, _ := doc.(map[string]any)["inputSchema"].(map[string]any)
+	props, _ := top["properties"].(map[string]any)
+	for _, name := range t.Confirm.Placeholders() {
+		if _, ok := props[name]; !ok {
+			p.add(Warning, t.Path()+".confirm", t.Name, "the confirmation's {%s} names no argument of the inputSchema's properties; it is shown as (not given)", name)
+		}
+	}
 	for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
 		if _, ok := top[kw]; ok {
 			p.add(Warning, t.Path()+".inputSchema."+kw, t.Name, "top-level %s in inputSchema is rejected by some model APIs; move it into a property", kw)
@@ -206,10 +221,12 @@ func (p *parser) lint(t *Tool, doc any) {
 	}
 }
 
-// compile checks that the tool's schemas compile, marking it broken when
-// one does not. The compiled schemas are dropped: whoever serves the tool
+// compile checks that the tool's schemas compile, with no pattern too
+// long to compile, marking it broken when one does not; doc is the tool
+// decoded. The compiled schemas are dropped: whoever serves the tool
 // compiles them when it needs them (see CompileSchemas).
-func (p *parser) compile(t *Tool) {
+func (p *parser) compile(t *Tool, doc any) {
+	fields, _ := doc.(map[string]any)
 	for _, s := range []struct {
 		field  string
 		schema jsontext.Value
@@ -218,7 +235,11 @@ func (p *parser) compile(t *Tool) {
 			continue
 		}
 		path := t.Path() + "." + s.field
-		if _, err := compileSchema(path, s.schema); err != nil {
+		err := checkPatterns(fields[s.field])
+		if err == nil {
+			_, err = compileSchema(path, s.schema)
+		}
+		if err != nil {
 			t.Broken = true
 			p.add(Error, path, t.Name, "schema does not compile: %v", err)
 		}

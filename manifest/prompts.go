@@ -3,7 +3,6 @@ package manifest
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -58,19 +57,15 @@ func (p *Prompt) Argument(name string) (PromptArgument, bool) {
 	return p.Arguments[i], true
 }
 
-// placeholder is anything that looks like {argument}.
-var placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.-]{1,64})\}`)
-
 // Fill replaces each {name} in s that names one of the prompt's arguments
 // by the argument's value in args ("" when absent); other braces are
 // left as they are.
 func (p *Prompt) Fill(s string, args map[string]string) string {
-	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
-		name := m[1 : len(m)-1]
+	return FillTemplate(s, func(name string) string {
 		if _, ok := p.Argument(name); ok {
 			return args[name]
 		}
-		return m
+		return "{" + name + "}"
 	})
 }
 
@@ -101,7 +96,7 @@ func (p *parser) prompts(m *Manifest, elems []jsontext.Value, uses *methodUses) 
 			}
 			p.addItem(Error, joinPath(pr.Path(), path), item{prompt: pr.Name}, format, args...)
 		}
-		if _, ok := p.element(raw, formats().prompt, pr, fail); !ok {
+		if _, ok := p.element(raw, manifestSchemas().prompt, pr, fail); !ok {
 			continue
 		}
 		if first, dup := seen[pr.Name]; dup {

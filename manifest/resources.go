@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // DefaultMaxBytes is how much of a file resource is read when the
@@ -94,7 +93,7 @@ func (p *parser) resources(m *Manifest, elems []jsontext.Value, uses *methodUses
 			}
 			p.addItem(Error, joinPath(r.Path(), path), resourceItem(r.URI), format, args...)
 		}
-		if _, ok := p.element(raw, formats().resource, r, fail); !ok {
+		if _, ok := p.element(raw, manifestSchemas().resource, r, fail); !ok {
 			continue
 		}
 		compact(&r.Params)
@@ -141,7 +140,8 @@ func (p *parser) templates(m *Manifest, elems []jsontext.Value, uses *methodUses
 			}
 			p.addItem(Error, joinPath(t.Path(), path), resourceItem(t.URITemplate), format, args...)
 		}
-		if _, ok := p.element(raw, formats().template, t, fail); !ok {
+		doc, ok := p.element(raw, manifestSchemas().template, t, fail)
+		if !ok {
 			continue
 		}
 		compact(&t.Params)
@@ -173,7 +173,12 @@ func (p *parser) templates(m *Manifest, elems []jsontext.Value, uses *methodUses
 			uses.check(t.Complete[name], "complete."+name, fail)
 		}
 		if t.Schema != nil {
-			if _, err := compileSchema(t.Path()+".schema", t.Schema); err != nil {
+			fields, _ := doc.(map[string]any)
+			err := checkPatterns(fields["schema"]) // as a tool's schemas are checked
+			if err == nil {
+				_, err = compileSchema(t.Path()+".schema", t.Schema)
+			}
+			if err != nil {
 				fail("schema", "schema does not compile: %v", err)
 			}
 		}
@@ -198,7 +203,7 @@ func checkURI(s string) error {
 // CompileTemplateSchema compiles the schema of a template's variables,
 // nil when the template declares none. For a template Parse found
 // servable it does not fail. It is safe for concurrent use.
-func CompileTemplateSchema(t *ResourceTemplate) (*jsonschema.Schema, error) {
+func CompileTemplateSchema(t *ResourceTemplate) (*Schema, error) {
 	if t.Schema == nil {
 		return nil, nil
 	}
@@ -246,7 +251,7 @@ func paramNames(params jsontext.Value) []string {
 	if params == nil {
 		return nil
 	}
-	v, _ := decodeValue(params)
+	v, _, _ := defaultDecoder.decode(params)
 	obj, _ := v.(map[string]any)
 	return slices.Sorted(maps.Keys(obj))
 }

@@ -175,7 +175,9 @@ func (ss *session) finishModern(t *resultTail, rq *request, flags methodFlags) {
 		}
 		t.TTLMs, t.CacheScope = &ttl, "private"
 	}
-	t.ResultType = "complete"
+	if t.ResultType == "" {
+		t.ResultType = "complete"
+	}
 	if t.Meta == nil {
 		t.Meta = &resultMeta{}
 	}

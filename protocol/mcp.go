@@ -168,6 +168,10 @@ type CallToolRequest struct {
 	Arguments jsontext.Value
 	// ProtocolVersion is the version in force for this request.
 	ProtocolVersion string
+	// Ask, when set, asks the user through the client before the call
+	// goes on; nil when the client cannot be asked (it declared no form
+	// elicitation). See Asker.
+	Ask Asker
 	// Hold counts the bytes held for this call against the session's
 	// budget: a provider grows it as it reads what the result will
 	// carry, waiting when the budget is full. It is released once the

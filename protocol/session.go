@@ -44,6 +44,10 @@ type session struct {
 	logLevel   atomic.Int32           // minimum level sent to the client; logOff when disabled
 	dropped    atomic.Int64           // notifications dropped for want of room
 
+	pending     map[string]chan clientReply // requests of the server's, by id as sent; guarded by mu
+	nextRequest atomic.Uint64               // the last id of a request of the server's
+	elicitation atomic.Bool                 // the client declared it can elicit a form, at initialize
+
 	listsQueued [numLists]atomic.Bool // a list_changed of each list is queued and not yet written
 }
 
@@ -79,6 +83,7 @@ func (s *Server) newSession(out Sink, log zerolog.Logger) *session {
 		sem:      make(chan struct{}, inFlight),
 		stopped:  make(chan struct{}),
 		inflight: make(map[string]*call),
+		pending:  make(map[string]chan clientReply),
 		runner:   newRunner(),
 	}
 	ss.logLevel.Store(int32(logOff))
@@ -202,6 +207,9 @@ func (ss *session) handleLine(ctx context.Context, out Sink, line []byte) {
 		ss.reply(nil, &rq, errorMsg(errID, WireError(err)))
 	case ignore:
 		ss.log.Debug().Msg("ignoring a response or an unreadable notification from the client")
+		rq.hold.finish()
+	case rq.reply != nil:
+		ss.routeReply(rq.id, *rq.reply)
 		rq.hold.finish()
 	default:
 		ss.dispatch(ctx, &rq, nil)

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -39,13 +40,16 @@ func (ss *session) listTools(_ context.Context, rq *request, p *listParams) (*li
 
 type callParams struct {
 	metaParams
-	Name      string         `json:"name"`
-	Arguments jsontext.Value `json:"arguments"`
+	Name           string         `json:"name"`
+	Arguments      jsontext.Value `json:"arguments"`
+	InputResponses jsontext.Value `json:"inputResponses"` // 2026-07-28: the user's answers
+	RequestState   *string        `json:"requestState"`   // 2026-07-28: what the server asked
 }
 
 type callToolResult struct {
 	CallToolResult
 	resultTail
+	input *inputRequiredResult // instead, in 2026-07-28: ask the user first
 }
 
 // callTool answers tools/call: it asks the tool provider, and sends
@@ -77,8 +81,26 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 	}
 	start := time.Now()
 	client := ss.clientOf(rq, &p.Meta)
-	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold,
-		ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport})
+	req := &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold,
+		ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport}
+	var modern *modernAsk
+	switch {
+	case rq.modern:
+		var err error
+		if modern, err = ss.modernAsker(p, args); err != nil {
+			return nil, err
+		}
+		if modern != nil {
+			req.Ask = modern.ask
+		}
+	case ss.elicitation.Load() && rq.shape() >= shapeStructured:
+		req.Ask = ss.legacyAsker(rq.out, rq.version)
+	}
+	res, err := ss.srv.Tools.CallTool(ctx, req)
+	if errors.Is(err, ErrInputRequired) && modern != nil && modern.question != nil {
+		ss.log.Debug().Str("tool", p.Name).Msg("tool call asks the user first")
+		return ss.inputRequired(modern, p, args, rq.version)
+	}
 	if err != nil {
 		return nil, err
 	}

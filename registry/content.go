@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
@@ -34,7 +32,7 @@ type TemplateEntry struct {
 	Complete map[string]string
 
 	// schema compiles the variables' schema on the first read, once.
-	schema func() (*jsonschema.Schema, error)
+	schema func() (*manifest.Schema, error)
 }
 
 func (e *TemplateEntry) origin() string { return e.File + ":" + e.Template.Path() }
@@ -110,7 +108,7 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 				s.notServed(UnservedContent{"resourceTemplate", t.URITemplate, t.URITemplate, m.File, t.Path(), reason, filtered})
 			}
 			e := &TemplateEntry{File: m.File, Template: t, Manifest: m,
-				schema: sync.OnceValues(func() (*jsonschema.Schema, error) { return manifest.CompileTemplateSchema(t) })}
+				schema: sync.OnceValues(func() (*manifest.Schema, error) { return manifest.CompileTemplateSchema(t) })}
 			switch prev, dup := claimedTemplate[t.URITemplate]; {
 			case t.Broken:
 				add(hasErrors, false)

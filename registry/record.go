@@ -25,6 +25,8 @@ type called struct {
 	res        *protocol.CallToolResult // nil when the call was refused as unknown
 	outcome    string
 	backendErr error // the backend's error, when it returned one
+	asked      asked // what the user was asked, when they were
+	err        error // protocol.ErrInputRequired: the question went out in the result
 }
 
 // record adds one entry to the audit log, when there is one: who called
@@ -39,6 +41,7 @@ func (r *Registry) record(req *protocol.CallToolRequest, start time.Time, c call
 		Client: req.ClientName, ClientVersion: req.ClientVersion, ProtocolVersion: req.ProtocolVersion,
 		Kind: audit.KindTool, Name: req.Name, Duration: audit.Millis(time.Since(start)), Outcome: c.outcome,
 		BytesIn: len(req.Arguments), BytesOut: contentSize(c.res), ArgKeys: audit.Keys(c.args),
+		Confirmation: c.asked.how, Answer: c.asked.answer,
 	}
 	var schema jsontext.Value
 	if c.entry != nil {

@@ -44,6 +44,9 @@ type Options struct {
 	Prefix string
 	// Filter decides which tools clients see; the zero value serves all.
 	Filter Filter
+	// Confirm decides which tools ask the user before they run; the zero
+	// value asks before destructive ones.
+	Confirm Confirm
 	// Backend runs the tools. Required for CallTool.
 	Backend Caller
 	// BackendAddr names the backend in messages to the model (the socket path).
@@ -88,6 +91,7 @@ type Registry struct {
 	files  map[string]*fileState
 
 	decoder      *manifest.Decoder  // of arguments and results, within opts.Limits
+	unasked      sync.Map           // manifest tool names logged as running unconfirmed
 	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
 }
@@ -133,7 +137,7 @@ func New(opts Options) *Registry {
 	if r.opts.Debounce <= 0 {
 		r.opts.Debounce = 100 * time.Millisecond
 	}
-	r.snap.Store(build(opts.Prefix, opts.Filter, nil))
+	r.snap.Store(build(opts.Prefix, opts.Filter, opts.Confirm, nil))
 	load := func() {
 		r.Reload()
 		close(r.loaded)
@@ -312,7 +316,7 @@ func (r *Registry) merge(s scanned) (ms []*manifest.Manifest, problems []manifes
 // problems that are new, and tells OnChange when what clients see changed.
 func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.Problem) (next *Snapshot, changed bool) {
 	old := r.snap.Load()
-	next = build(r.opts.Prefix, r.opts.Filter, ms)
+	next = build(r.opts.Prefix, r.opts.Filter, r.opts.Confirm, ms)
 	next.Problems = slices.Concat(problems, next.naming)
 	for _, pr := range next.naming {
 		if !slices.Contains(old.Problems, pr) {

@@ -47,7 +47,10 @@ type options struct {
 	readOnly       bool
 	toolMode       string
 	audit          auditOptions
-	logLevelSet    bool // --log-level or its variable was given
+	confirm        []string
+	confirmDeny    string           // --confirm-unsupported
+	confirmPolicy  registry.Confirm // of confirm and confirmDeny, made by resolve
+	logLevelSet    bool             // --log-level or its variable was given
 	http           httpOptions
 }
 
@@ -80,6 +83,8 @@ var settings = []setting{
 	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (prompts and resources likewise; wins over --include); repeatable, or comma-separated"},
 	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true, and resources whose backend method such a tool has"},
 	{"tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
+	{"confirm", "TAIRSEACH_CONFIRM", "which tools ask the user before they run: destructive (tools annotated destructiveHint: true, and those whose manifest sets confirm), all, never, or globs of tool names asked in addition; repeatable, or comma-separated"},
+	{"confirm-unsupported", "TAIRSEACH_CONFIRM_UNSUPPORTED", "when the client cannot ask the user (no elicitation): allow runs such tools unconfirmed (logged once per tool), deny refuses them"},
 	{"audit-log", "TAIRSEACH_AUDIT_LOG", "record every tool call, one JSON line each, in this file, which bridge processes share (off by default; read it with 'tairseach-mcp stats')"},
 	{"audit-values", "TAIRSEACH_AUDIT_VALUES", "also record the arguments' values in the audit log, secrets redacted by name and schema"},
 	{"audit-max-size", "TAIRSEACH_AUDIT_MAX_SIZE", "size at which the audit log is rotated (bytes, or with a unit: 10MiB)"},
@@ -137,6 +142,8 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.exclude, "exclude", nil, u("exclude"))
 	boolVar(fs, &o.readOnly, "read-only", false, u("read-only"))
 	fs.StringVar(&o.toolMode, "tool-mode", "all", u("tool-mode"))
+	fs.StringArrayVar(&o.confirm, "confirm", nil, u("confirm"))
+	fs.StringVar(&o.confirmDeny, "confirm-unsupported", "allow", u("confirm-unsupported"))
 	fs.StringVar(&o.audit.path, "audit-log", "", u("audit-log"))
 	boolVar(fs, &o.audit.values, "audit-values", false, u("audit-values"))
 	sizeVar(fs, &o.audit.maxSize, "audit-max-size", audit.DefaultMaxSize, u("audit-max-size"))
@@ -206,6 +213,11 @@ func (o *options) resolve() error {
 	if err := o.filter().Check(); err != nil {
 		return usageError{err}
 	}
+	o.confirm = splitPatterns(o.confirm)
+	var err error
+	if o.confirmPolicy, err = confirmPolicy(o.confirm, o.confirmDeny); err != nil {
+		return usageError{err}
+	}
 	if o.progress < 0 {
 		return usageError{fmt.Errorf("--progress-interval must not be negative, not %s", o.progress)}
 	}
@@ -248,6 +260,33 @@ func splitPatterns(ps []string) []string {
 
 func (o *options) filter() registry.Filter {
 	return registry.Filter{Include: o.include, Exclude: o.exclude, ReadOnly: o.readOnly}
+}
+
+// confirmPolicy reads --confirm's values and --confirm-unsupported's.
+func confirmPolicy(values []string, unsupported string) (registry.Confirm, error) {
+	var c registry.Confirm
+	switch unsupported {
+	case "allow":
+	case "deny":
+		c.DenyUnasked = true
+	default:
+		return c, fmt.Errorf("--confirm-unsupported is allow or deny, not %q", unsupported)
+	}
+	for _, v := range values {
+		switch v {
+		case "destructive":
+		case "all":
+			c.Mode = registry.ConfirmAll
+		case "never":
+			c.Mode = registry.ConfirmNever
+		default:
+			c.Tools = append(c.Tools, v)
+		}
+	}
+	if c.Mode == registry.ConfirmNever && len(values) > 1 {
+		return c, fmt.Errorf("--confirm never asks before no tool: it goes alone, not with %q", strings.Join(values, ","))
+	}
+	return c, c.Check()
 }
 
 // defaultSocket is where the Rust bridge looks: ~/.tairseach/tairseach.sock,

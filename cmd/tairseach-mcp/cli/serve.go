@@ -161,6 +161,7 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		Dirs:        opts.manifests,
 		Prefix:      opts.prefix,
 		Filter:      opts.filter(),
+		Confirm:     opts.confirmPolicy,
 		Backend:     backend,
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,

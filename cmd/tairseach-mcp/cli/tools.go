@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
+
+	"github.com/tairseach/tairseach-mcp/registry"
 )
 
 func newToolsCmd(e *env, opts *options) *cobra.Command {
@@ -46,6 +48,8 @@ type toolInfo struct {
 	Description  string         `json:"description,omitempty"`
 	InputSchema  jsontext.Value `json:"inputSchema"`
 	OutputSchema jsontext.Value `json:"outputSchema,omitzero"`
+	// Confirm says why the user is asked before each call, when they are.
+	Confirm *registry.ConfirmReason `json:"confirm,omitzero"`
 }
 
 func runTools(e *env, opts *options, asJSON bool) error {
@@ -59,15 +63,15 @@ func runTools(e *env, opts *options, asJSON bool) error {
 			infos = append(infos, toolInfo{
 				Name: en.Name, Method: en.Method, File: en.File, ManifestName: en.Tool.Name,
 				Title: en.Tool.Title, Description: en.Tool.Description,
-				InputSchema: en.Tool.InputSchema, OutputSchema: en.Tool.OutputSchema,
+				InputSchema: en.Tool.InputSchema, OutputSchema: en.Tool.OutputSchema, Confirm: en.Confirm,
 			})
 		}
 		return writeJSON(e.stdout, infos)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tMETHOD\tFILE")
+	fmt.Fprintln(tw, "NAME\tMETHOD\tASKS FIRST\tFILE")
 	for _, en := range snap.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Name, printable(en.Method), printable(en.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", en.Name, printable(en.Method), asksFirst(en.Confirm), printable(en.File))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -88,6 +92,23 @@ func runTools(e *env, opts *options, asJSON bool) error {
 	}
 	fmt.Fprintln(e.stderr)
 	return nil
+}
+
+// asksFirst says whether and why the user is asked before a tool runs,
+// in the words of the flags and manifests that decide it.
+func asksFirst(r *registry.ConfirmReason) string {
+	if r == nil {
+		return "-"
+	}
+	switch r.By {
+	case "annotation":
+		return "yes: destructiveHint"
+	case "manifest":
+		return "yes: manifest's confirm"
+	case "pattern":
+		return fmt.Sprintf("yes: --confirm %s", printable(r.Pattern))
+	}
+	return "yes: --confirm all"
 }
 
 func runTokens(ctx context.Context, e *env, opts *options, asJSON bool) error {
