@@ -186,6 +186,9 @@ type Limits struct {
 	NumberLength int
 	// Size is the largest value, in bytes (default 8 MiB).
 	Size int
+	// Values is the most values, at any depth, in one value (default
+	// 500,000): decoded for the check, each holds some 70 bytes.
+	Values int
 }
 
 // Default limits, for the zero fields of Limits.
@@ -193,6 +196,7 @@ const (
 	DefaultDepth        = 64
 	DefaultNumberLength = 100
 	DefaultSize         = 8 << 20
+	DefaultValues       = 500_000
 )
 
 func (l Limits) orDefaults() Limits {
@@ -205,13 +209,17 @@ func (l Limits) orDefaults() Limits {
 	if l.Size <= 0 {
 		l.Size = DefaultSize
 	}
+	if l.Values <= 0 {
+		l.Values = DefaultValues
+	}
 	return l
 }
 
 // A LimitError says which of the Limits a value passed. Its message
 // completes a sentence about the value: "is nested deeper than 64 levels".
 type LimitError struct {
-	// Limit names the limit: "depth", "number length" or "size".
+	// Limit names the limit: "depth", "number length", "size" or
+	// "values".
 	Limit string
 	msg   string
 }
@@ -259,7 +267,9 @@ func (d *Decoder) value(dec *jsontext.Decoder, values *int) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	*values++
+	if *values++; *values > d.lim.Values {
+		return nil, &LimitError{"values", fmt.Sprintf("holds more than the %d values that are checked", d.lim.Values)}
+	}
 	switch tok.Kind() {
 	case '{', '[':
 		if dec.StackDepth() > d.lim.Depth {

@@ -132,7 +132,7 @@ func (r *Registry) run(ctx context.Context, e *Entry, req *protocol.CallToolRequ
 // checkArguments checks a call's arguments against the tool's input
 // schema; it returns nil when they pass, else the result to answer.
 func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *manifest.Schema, args jsontext.Value) (*protocol.CallToolResult, string) {
-	switch vs, err := input.Check(ctx, r.decoder, args); {
+	switch vs, err := r.checkValue(ctx, input, args); {
 	case ctx.Err() != nil:
 		return r.stopped(ctx, e, "while its arguments were checked")
 	case err != nil:
@@ -146,6 +146,26 @@ func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *manifest
 			e.Name, describeViolations(vs, "arguments")), true), outcomeInvalidArguments
 	}
 	return nil, ""
+}
+
+// largeCheck is the size past which a value's check takes one of the
+// registry's few slots for large checks.
+const largeCheck = 64 << 10
+
+// checkValue checks a value against s within the limits. The check of a
+// large value, whose decoded form may hold tens of times its size, waits
+// for one of a slot per processor, which it would keep busy anyway: calls
+// with large values at once do not multiply that memory.
+func (r *Registry) checkValue(ctx context.Context, s *manifest.Schema, value jsontext.Value) ([]manifest.Violation, error) {
+	if len(value) > largeCheck {
+		select {
+		case r.largeChecks <- struct{}{}:
+			defer func() { <-r.largeChecks }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.Check(ctx, r.decoder, value)
 }
 
 // describeDecodeError says why a value could not be checked.
@@ -162,7 +182,7 @@ func describeDecodeError(err error) string {
 
 // limitFlags names the command-line flag of each manifest.Limits field;
 // the bound on a check's work has none.
-var limitFlags = map[string]string{"depth": "--max-depth", "number length": "--max-number-length", "size": "--max-checked-size"}
+var limitFlags = map[string]string{"depth": "--max-depth", "number length": "--max-number-length", "size": "--max-checked-size", "values": "--max-checked-values"}
 
 // Bounds of what a model is told about violations, and of what is logged.
 const (
@@ -228,7 +248,7 @@ func (r *Registry) stopped(ctx context.Context, e *Entry, when string) (*protoco
 // read, checked against the outputSchema when the tool declares one.
 func (r *Registry) success(ctx context.Context, e *Entry, output *manifest.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
 	if output != nil {
-		vs, err := output.Check(ctx, r.decoder, result)
+		vs, err := r.checkValue(ctx, output, result)
 		switch {
 		case ctx.Err() != nil:
 			return r.stopped(ctx, e, "while its result was checked")

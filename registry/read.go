@@ -169,7 +169,7 @@ func (r *Registry) checkVariables(ctx context.Context, e *TemplateEntry, vars ma
 		return err // Parse compiled it before the template was served
 	}
 	doc, _ := json.Marshal(vars, json.Deterministic(true))
-	switch vs, err := schema.Check(ctx, r.decoder, doc); {
+	switch vs, err := r.checkValue(ctx, schema, doc); {
 	case ctx.Err() != nil:
 		return r.stoppedErr(ctx, "while its variables were checked")
 	case err != nil:

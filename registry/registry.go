@@ -92,6 +92,7 @@ type Registry struct {
 
 	decoder      *manifest.Decoder  // of arguments and results, within opts.Limits
 	unasked      sync.Map           // manifest tool names logged as running unconfirmed
+	largeChecks  chan struct{}      // a slot per processor for checks of large values
 	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
 }
@@ -125,7 +126,8 @@ func (st *fileState) holds(sum [sha256.Size]byte) bool {
 // New returns a registry with the manifests under opts.Dirs loaded. It
 // never fails: problems are in Snapshot().Problems and are logged.
 func New(opts Options) *Registry {
-	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{}), decoder: opts.Limits.Decoder()}
+	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{}), decoder: opts.Limits.Decoder(),
+		largeChecks: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if opts.Logger != nil {
 		r.log = *opts.Logger
 	} else {

@@ -79,6 +79,7 @@ var settings = []setting{
 	{"max-depth", "TAIRSEACH_MAX_DEPTH", "deepest nesting of arguments and results checked against a schema"},
 	{"max-number-length", "TAIRSEACH_MAX_NUMBER_LENGTH", "longest number (in characters) in arguments and results checked against a schema"},
 	{"max-checked-size", "TAIRSEACH_MAX_CHECKED_SIZE", "largest arguments or result checked against a schema (bytes, or with a unit: 8MiB)"},
+	{"max-checked-values", "TAIRSEACH_MAX_CHECKED_VALUES", "most values (strings, numbers, members, elements) in arguments or a result checked against a schema"},
 	{"include", "TAIRSEACH_INCLUDE", "serve only tools whose client name (tairseach_mail_*) or manifest name (mail.*) matches this glob (prompts likewise, resources by URI or name); repeatable, or comma-separated"},
 	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (prompts and resources likewise; wins over --include); repeatable, or comma-separated"},
 	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true, and resources whose backend method such a tool has"},
@@ -138,6 +139,7 @@ func (o *options) register(fs *pflag.FlagSet) {
 	countVar(fs, &o.limits.Depth, "max-depth", manifest.DefaultDepth, u("max-depth"))
 	countVar(fs, &o.limits.NumberLength, "max-number-length", manifest.DefaultNumberLength, u("max-number-length"))
 	sizeVar(fs, &o.limits.Size, "max-checked-size", manifest.DefaultSize, u("max-checked-size"))
+	countVar(fs, &o.limits.Values, "max-checked-values", manifest.DefaultValues, u("max-checked-values"))
 	fs.StringArrayVar(&o.include, "include", nil, u("include"))
 	fs.StringArrayVar(&o.exclude, "exclude", nil, u("exclude"))
 	boolVar(fs, &o.readOnly, "read-only", false, u("read-only"))
@@ -225,7 +227,7 @@ func (o *options) resolve() error {
 		return usageError{fmt.Errorf("--call-timeout must be positive, not %s", o.callTimeout)}
 	}
 	for name, v := range map[string]int{"--max-message-size": o.maxMessageSize, "--max-in-flight": o.maxInFlight, "--max-held-bytes": o.maxHeldBytes, "--pool-size": o.poolSize, "--max-reply-size": o.maxReplySize,
-		"--max-depth": o.limits.Depth, "--max-number-length": o.limits.NumberLength, "--max-checked-size": o.limits.Size} {
+		"--max-depth": o.limits.Depth, "--max-number-length": o.limits.NumberLength, "--max-checked-size": o.limits.Size, "--max-checked-values": o.limits.Values} {
 		if v <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, not %d", name, v)}
 		}
