@@ -210,8 +210,8 @@ func cpuTime(pid int) (time.Duration, error) {
 
 // startup starts the bridge runs times and measures the time to the
 // initialize response and to the first tools/list response, the moment
-// a client can offer the tools to a model (the list waits for the
-// manifests to load; initialize does not).
+// a client can offer the tools to a model (both wait for the manifests
+// to load: initialize to know whether to declare completions).
 func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error) {
 	var initLat, listLat []time.Duration
 	for range runs {
