@@ -95,9 +95,6 @@ func TestContentIsServedInOrder(t *testing.T) {
 	if res := r.Resources().Resources()[0]; res.Title != "Status" || res.Annotations == nil || *res.Annotations.Priority != 1 {
 		t.Errorf("status resource %+v", res)
 	}
-	if !r.HasCompletions() {
-		t.Error("HasCompletions is false")
-	}
 }
 
 func TestReadResource(t *testing.T) {
@@ -377,27 +374,23 @@ func TestFiltersApplyToContent(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	for _, tt := range []struct {
-		name           string
-		filter         Filter
-		want           string
-		hasCompletions bool
+		name   string
+		filter Filter
+		want   string
 	}{
-		{"no filter", Filter{}, "tairseach://status tairseach://log tairseach://motd tairseach://picture tairseach://notes/{id} t_notes_review t_status", true},
+		{"no filter", Filter{}, "tairseach://status tairseach://log tairseach://motd tairseach://picture tairseach://notes/{id} t_notes_review t_status"},
 		{"exclude by URI or name", Filter{Exclude: []string{"tairseach://log", "picture", "t_status"}},
-			"tairseach://status tairseach://motd tairseach://notes/{id} t_notes_review", true},
+			"tairseach://status tairseach://motd tairseach://notes/{id} t_notes_review"},
 		// The review prompt embeds notes, which the include leaves out.
-		{"include by manifest name", Filter{Include: []string{"notes.*", "tairseach://motd"}}, "tairseach://motd", false},
+		{"include by manifest name", Filter{Include: []string{"notes.*", "tairseach://motd"}}, "tairseach://motd"},
 		// status's method is no read-only tool's; files, text and prompts
 		// change nothing; the completions' methods are no tool's.
-		{"read-only", Filter{ReadOnly: true}, "tairseach://log tairseach://motd tairseach://picture tairseach://notes/{id} t_notes_review t_status", false},
+		{"read-only", Filter{ReadOnly: true}, "tairseach://log tairseach://motd tairseach://picture tairseach://notes/{id} t_notes_review t_status"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, _ := contentRegistry(t, Options{Filter: tt.filter}, map[string]string{"a.json": notesContent}, okBackend)
 			if got := served(r); got != tt.want {
 				t.Errorf("served %s\nwant   %s", got, tt.want)
-			}
-			if got := r.HasCompletions(); got != tt.hasCompletions {
-				t.Errorf("HasCompletions = %v", got)
 			}
 			if tt.filter.ReadOnly {
 				got, err := r.Complete(t.Context(), &protocol.CompleteRequest{Prompt: "t_notes_review", Argument: "id", Value: "3"})
