@@ -24,9 +24,17 @@ const window = 64 // requests in flight in pipelined measurements
 type bench struct {
 	bridge, work, manifests string
 	n, pipelined, tools     int
+	// httpCalls is how many calls each side of an HTTP row makes; idle
+	// how many sessions the idle sessions row opens, and settle how long
+	// it leaves a server to itself before each look at its memory.
+	httpCalls, idle int
+	settle          time.Duration
 	// peer is the mcp-go peer bridge's binary (see peers/mcpgo), or ""
-	// to measure without it; peerName names it in the results.
-	peer, peerName string
+	// to measure without it; peerName names it in the results. httpPeer
+	// and httpPeerName are the go-sdk peer's, for the HTTP rows (see
+	// peers/gosdk).
+	peer, peerName         string
+	httpPeer, httpPeerName string
 	// rows selects the rows to run by name; nil runs them all.
 	rows *regexp.Regexp
 }
@@ -54,6 +62,13 @@ type stats struct {
 	// result rows.
 	CPUmsPerMiB float64 `json:"cpu_ms_per_mib,omitempty"`
 	MaxRSSMiB   float64 `json:"max_rss_mib,omitempty"`
+	// Clients is how many clients made calls at once, in the HTTP rows.
+	Clients int `json:"clients,omitempty"`
+	// ClientCPUus is the client's own CPU time per call (this process's:
+	// the load generator's), in the rows of throughput (pipelined, HTTP).
+	ClientCPUus float64 `json:"client_cpu_us_per_call,omitempty"`
+	// Idle is the idle sessions row's measurement.
+	Idle *idleStats `json:"idle,omitempty"`
 }
 
 // results pairs each bridge measurement with its direct-socket baseline.
@@ -61,9 +76,12 @@ type results struct {
 	Rows  []row  `json:"rows"`
 	Tools int    `json:"tools"`
 	Stdio string `json:"stdio"` // what the bridge had as stdin and stdout: pipes or sockets
-	// Peer names the peer bridge of the rows' Peer measurements, with
-	// its version, when it ran.
+	// Peer names the peer bridge of the stdio rows' Peer measurements,
+	// with its version, when it ran.
 	Peer string `json:"peer,omitempty"`
+	// HTTPPeer names the peer server of the HTTP rows' Peer
+	// measurements, with its version, when it ran.
+	HTTPPeer string `json:"http_peer,omitempty"`
 }
 
 // The kinds of row, one table each in the report.
@@ -71,6 +89,8 @@ const (
 	kindSequential = "sequential" // one call at a time, directly and through the bridge in turns
 	kindResult     = "result"     // the same, for results of a size
 	kindPipelined  = "pipelined"  // window calls in flight
+	kindHTTP       = "http"       // concurrent clients over HTTP, each one call at a time
+	kindIdle       = "idle"       // idle sessions over HTTP: resident memory, with no direct baseline
 	kindTools      = "tools"      // the bridge's tool list and startup, with no direct baseline
 )
 
@@ -183,17 +203,21 @@ func (c *client) finish(s *stats, cpu0 time.Duration) error {
 // /proc (Linux). getrusage's ru_maxrss is no use here: a child started
 // with vfork, as Go starts them, shares the parent's memory until exec,
 // and the kernel counts the parent's resident set in the child's peak.
-func peakRSS(pid int) (int64, error) {
+func peakRSS(pid int) (int64, error) { return procStatus(pid, "VmHWM:") }
+
+// procStatus reads a figure in KiB, such as "VmHWM:", from a running
+// process's /proc/PID/status (Linux).
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc/" + strconv.Itoa(pid) + "/status")
+	return 0, errors.New("no " + field + " in /proc/" + strconv.Itoa(pid) + "/status")
 }
 
 // cpuTime reads a process's user+system time from /proc (Linux).
@@ -377,9 +401,13 @@ func (c *client) roundTrip(line string) ([]byte, error) {
 	})
 }
 
+// echoTool is the name clients see of the manifests' tool that calls the
+// backend's echo method.
+const echoTool = "tairseach_bench_echo"
+
 func callLine(args string) func(int) string {
 	return func(id int) string {
-		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"tairseach_bench_echo","arguments":` + args + `}}`
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"` + echoTool + `","arguments":` + args + `}}`
 	}
 }
 
@@ -496,21 +524,31 @@ func (d *direct) close() { d.conn.Close() }
 func (d *direct) sequential(params string, n int, lat *[]time.Duration) (int, error) {
 	errs := 0
 	for range n {
-		d.id++
 		t0 := time.Now()
-		if _, err := io.WriteString(d.conn, `{"jsonrpc":"2.0","id":`+strconv.Itoa(d.id)+`,"method":"echo","params":`+params+"}\n"); err != nil {
-			return 0, err
-		}
-		line, err := d.r.ReadBytes('\n')
+		ok, err := d.echo(params)
 		if err != nil {
 			return 0, err
 		}
 		*lat = append(*lat, time.Since(t0))
-		if !bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(d.id)+`,`)) {
+		if !ok {
 			errs++
 		}
 	}
 	return errs, nil
+}
+
+// echo makes one call of the echo method with params and reports whether
+// the reply answered its id.
+func (d *direct) echo(params string) (bool, error) {
+	d.id++
+	if _, err := io.WriteString(d.conn, `{"jsonrpc":"2.0","id":`+strconv.Itoa(d.id)+`,"method":"echo","params":`+params+"}\n"); err != nil {
+		return false, err
+	}
+	line, err := d.r.ReadBytes('\n')
+	if err != nil {
+		return false, err
+	}
+	return bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(d.id)+`,`)), nil
 }
 
 // pipelined makes n calls of the echo method with params, ahead of them

@@ -6,9 +6,13 @@
 // request at a time per connection, like the real server), tools/list
 // latency and startup time with 1,000 tools, the bridge's peak RSS and
 // CPU time per call. The result and pipelined rows also measure a peer
-// bridge built on mcp-go (peers/mcpgo). Every response is verified.
+// bridge built on mcp-go (peers/mcpgo). Over Streamable HTTP, it measures
+// 1, 8 and 64 concurrent clients, each with a session of its own, and 64
+// making stateless requests of protocol 2026-07-28, beside a server built
+// on the Go MCP SDK (peers/gosdk), and the memory of 1,000 idle sessions.
+// Every response is verified.
 //
-//	go run ./scripts/bench [-bridge PATH] [-rows REGEXP] [-peers=false] [-n 2000] [-stdio pipes|sockets] [-json out.json]
+//	go run ./scripts/bench [-bridge PATH] [-rows REGEXP] [-peers=false] [-n 2000] [-stdio pipes|sockets] [-http-calls 20000] [-json out.json]
 package main
 
 import (
@@ -20,6 +24,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -29,7 +34,10 @@ func main() {
 	tools := flag.Int("tools", 1000, "filler tools in the manifests")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	rows := flag.String("rows", "", "run only the rows whose names match this regular expression (default all)")
-	peers := flag.Bool("peers", true, "also measure the peer bridge built on mcp-go in the result and pipelined rows (built from "+peerDir+")")
+	httpCalls := flag.Int("http-calls", 20000, "calls per side of each HTTP row")
+	idle := flag.Int("idle-sessions", 1000, "sessions the idle sessions row opens")
+	settle := flag.Duration("settle", 5*time.Second, "how long the idle sessions row leaves a server to itself before each look at its memory")
+	peers := flag.Bool("peers", true, "also measure the peers: the bridge built on mcp-go in the result and pipelined rows (built from "+mcpgoPeer.dir+"), the server built on the Go MCP SDK in the HTTP rows (from "+gosdkPeer.dir+")")
 	stdio := flag.String("stdio", "pipes", "what the bridge gets as stdin and stdout: pipes (as Go's os/exec and Python give) or sockets (as Node's child_process gives, so Claude Desktop and the Inspector)")
 	serveBackend := flag.String("serve-backend", "", "internal: run only the fake backend on this socket")
 	concurrent := flag.Bool("concurrent", false, "internal: with -serve-backend, answer pipelined requests concurrently")
@@ -59,7 +67,7 @@ func main() {
 		}
 		select {}
 	}
-	b := &bench{bridge: *bridge, n: *n, pipelined: *pipelined, tools: *tools}
+	b := &bench{bridge: *bridge, n: *n, pipelined: *pipelined, tools: *tools, httpCalls: *httpCalls, idle: *idle, settle: *settle}
 	if *rows != "" {
 		re, err := regexp.Compile(*rows)
 		if err != nil {
@@ -96,8 +104,21 @@ func run(b *bench, peers bool, jsonOut string) error {
 		}
 	}
 	if peers && b.wantsPeer() {
-		if b.peer, b.peerName, err = buildPeer(work); err != nil {
+		path, version, err := mcpgoPeer.build(work)
+		if err != nil {
 			return err
+		}
+		b.peer, b.peerName = path, mcpgoPeer.name+" "+version
+	}
+	if peers && b.wantsHTTPPeer() {
+		path, version, err := gosdkPeer.build(work)
+		if err != nil {
+			return err
+		}
+		b.httpPeer, b.httpPeerName = path, gosdkPeer.name+" "+version
+		// The peer stands for the SDK the project itself tests with.
+		if ours, err := requiredVersion("go.mod", gosdkPeer.module); err == nil && ours != version {
+			fmt.Fprintf(os.Stderr, "bench: warning: the go-sdk peer is built on %s %s, the project requires %s; update %s/go.mod\n", gosdkPeer.module, version, ours, gosdkPeer.dir)
 		}
 	}
 	b.manifests = filepath.Join(work, "manifests")

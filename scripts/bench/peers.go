@@ -10,33 +10,43 @@ import (
 	"strings"
 )
 
-// peerDir holds the peer bridge built on mcp-go, a module of its own so
-// that its dependencies stay out of the project's go.mod.
-const peerDir = "scripts/bench/peers/mcpgo"
+// A peer is a server like the bridge built on another library, in a
+// module of its own so that the library stays out of the project's
+// go.mod.
+type peer struct {
+	dir    string // the module's folder, from the repository's root
+	module string // the library it is built on
+	name   string // how the report names it, before the library's version
+}
 
-// peerModule is the library the peer is built on.
-const peerModule = "github.com/mark3labs/mcp-go"
+var (
+	// mcpgoPeer is measured in the stdio rows that compare (result and
+	// pipelined).
+	mcpgoPeer = peer{dir: "scripts/bench/peers/mcpgo", module: "github.com/mark3labs/mcp-go", name: "mcp-go"}
+	// gosdkPeer is measured in the HTTP rows.
+	gosdkPeer = peer{dir: "scripts/bench/peers/gosdk", module: "github.com/modelcontextprotocol/go-sdk", name: "go-sdk"}
+)
 
-// buildPeer builds the peer bridge into work and returns its path and a
-// name for it with the version of mcp-go it requires.
-func buildPeer(work string) (path, name string, err error) {
-	version, err := requiredVersion(filepath.Join(peerDir, "go.mod"), peerModule)
+// build builds the peer into work and returns its path and the version
+// of the library it requires.
+func (p peer) build(work string) (path, version string, err error) {
+	version, err = requiredVersion(filepath.Join(p.dir, "go.mod"), p.module)
 	if err != nil {
-		return "", "", fmt.Errorf("the peer bridge (run from the repository root, or -peers=false): %w", err)
+		return "", "", fmt.Errorf("the %s peer (run from the repository root, or -peers=false): %w", p.name, err)
 	}
-	path, err = filepath.Abs(filepath.Join(work, "mcpgo-bridge"))
+	path, err = filepath.Abs(filepath.Join(work, filepath.Base(p.dir)+"-peer"))
 	if err != nil {
 		return "", "", err
 	}
 	// Built as the bridge is, static; its module may need downloading.
 	cmd := exec.Command("go", "build", "-trimpath", "-o", path, ".")
-	cmd.Dir = peerDir
+	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", "", fmt.Errorf("build the peer bridge in %s (it needs %s %s from the Go module proxy or the module cache; -peers=false skips it): %w", peerDir, peerModule, version, err)
+		return "", "", fmt.Errorf("build the %s peer in %s (it needs %s %s from the Go module proxy or the module cache; -peers=false skips it): %w", p.name, p.dir, p.module, version, err)
 	}
-	return path, "mcp-go " + version, nil
+	return path, version, nil
 }
 
 // requiredVersion returns the version of module that the go.mod file at
@@ -60,8 +70,8 @@ func requiredVersion(path, module string) (string, error) {
 	return "", errors.New(path + " does not require " + module)
 }
 
-// peerCmd is the command line of the peer bridge serving sock, with the
-// bridge's manifests.
+// peerCmd is the command line of the mcp-go peer bridge serving sock,
+// with the bridge's manifests.
 func (b *bench) peerCmd(sock string) []string {
 	return []string{b.peer, "-socket", sock, "-manifests", b.manifests}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // printTable prints the results as one table for each kind of row, the
@@ -67,21 +68,53 @@ func printTable(w io.Writer, res *results) {
 				line("", peer, *r.Peer, r.Peer.Errors)
 			}
 		})
+	httpPeer := res.HTTPPeer
+	if httpPeer == "" {
+		httpPeer = "peer"
+	}
+	section(kindHTTP, "MCP over HTTP: concurrent clients, each making one call at a time on a connection of its own (in a session of its own unless stateless), directly and through each server in turns",
+		"measurement\tthrough\tcalls/s\t÷ direct\tp50 µs\tp99 µs\tmax µs\tserver CPU µs/call\tclient CPU µs/call\tbackend CPU µs/call\tRSS MiB\terrors\t",
+		func(tw io.Writer, r row) {
+			d := r.Direct
+			line := func(name, through string, s stats, server string) {
+				fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%s\t%.1f\t%.1f\t%s\t%d\t\n", name, through, s.PerSecond, ratio(s.PerSecond, d.PerSecond),
+					s.P50us, s.P99us, s.MaxUs, server, s.ClientCPUus, s.BackendCPUus, mib(s.MaxRSSMiB), s.Errors)
+			}
+			line(r.Bridge.Name, "direct", *d, "-")
+			line("", "tairseach-mcp", r.Bridge, cpu(r.Bridge.CPUusCall))
+			if r.Peer != nil {
+				line("", httpPeer, *r.Peer, cpu(r.Peer.CPUusCall))
+			}
+		})
+	section(kindIdle, "idle sessions over HTTP: each server's resident memory (VmRSS) at rest, with the sessions open, and after DELETE ended them",
+		"measurement\tthrough\tat rest MiB\twith them MiB\tKiB/session\tended MiB\tsettled for\tpeak RSS MiB\terrors\t",
+		func(tw io.Writer, r row) {
+			line := func(name, through string, s stats) {
+				i := s.Idle
+				fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%.1f\t%d\t\n", name, through, i.RestMiB, i.OpenMiB, i.KiBPerSession, i.EndedMiB,
+					time.Duration(i.SettleMs)*time.Millisecond, s.MaxRSSMiB, s.Errors)
+			}
+			line(r.Bridge.Name, "tairseach-mcp", r.Bridge)
+			if r.Peer != nil {
+				line("", httpPeer, *r.Peer)
+			}
+		})
 	section(kindTools, "the tool list and startup, through the bridge",
 		"measurement\tp50 µs\tp99 µs\tmax µs\tRSS MiB\terrors\t",
 		func(tw io.Writer, r row) {
 			b := r.Bridge
 			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%s\t%d\t\n", b.Name, b.P50us, b.P99us, b.MaxUs, mib(b.MaxRSSMiB), b.Errors)
 		})
-	printPeerComparison(w, res, peer)
+	printPeerComparison(w, res, peer, kindResult, kindPipelined)
+	printPeerComparison(w, res, httpPeer, kindHTTP, kindIdle)
 }
 
 // printPeerComparison says how the bridge compares with the peer in the
-// rows that measured both.
-func printPeerComparison(w io.Writer, res *results, peer string) {
+// rows of the kinds given that measured both.
+func printPeerComparison(w io.Writer, res *results, peer string, kinds ...string) {
 	first := true
 	for _, r := range res.Rows {
-		if r.Peer == nil {
+		if r.Peer == nil || !slices.Contains(kinds, r.Kind) {
 			continue
 		}
 		if first {
@@ -94,6 +127,12 @@ func printPeerComparison(w io.Writer, res *results, peer string) {
 			fmt.Fprintf(w, "  %s: p50 %s its, CPU per MiB %s its, peak RSS %.1f against %.1f MiB\n", r.Bridge.Name, ratio(b.P50us, p.P50us), ratio(b.CPUmsPerMiB, p.CPUmsPerMiB), b.MaxRSSMiB, p.MaxRSSMiB)
 		case kindPipelined:
 			fmt.Fprintf(w, "  %s: %s its calls/s, peak RSS %.1f against %.1f MiB\n", r.Bridge.Name, ratio(b.PerSecond, p.PerSecond), b.MaxRSSMiB, p.MaxRSSMiB)
+		case kindHTTP:
+			fmt.Fprintf(w, "  %s: %s its calls/s, p99 %.1f against %.1f ms, server CPU per call %s its, peak RSS %.1f against %.1f MiB\n", r.Bridge.Name, ratio(b.PerSecond, p.PerSecond),
+				b.P99us/1e3, p.P99us/1e3, ratio(b.CPUusCall, p.CPUusCall), b.MaxRSSMiB, p.MaxRSSMiB)
+		case kindIdle:
+			fmt.Fprintf(w, "  %s: %.1f against %.1f KiB per session; %.1f against %.1f MiB once ended, from %.1f and %.1f at rest\n", r.Bridge.Name, b.Idle.KiBPerSession, p.Idle.KiBPerSession,
+				b.Idle.EndedMiB, p.Idle.EndedMiB, b.Idle.RestMiB, p.Idle.RestMiB)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,25 @@ func (b *bench) reloadsRowName() string {
 	return fmt.Sprintf("sequential call, 100 B, during reloads of %d tools", b.tools)
 }
 
+// httpClients are the numbers of concurrent clients of the HTTP rows.
+var httpClients = []int{1, 8, 64}
+
+// modernClients is how many clients the HTTP row of the modern era has.
+const modernClients = 64
+
+func httpRowName(clients int, modern bool) string {
+	name := fmt.Sprintf("HTTP, %d clients", clients)
+	if clients == 1 {
+		name = "HTTP, 1 client"
+	}
+	if modern {
+		return name + ", " + modernVersion + " stateless"
+	}
+	return name + ", a session each"
+}
+
+func (b *bench) idleRowName() string { return fmt.Sprintf("HTTP, %d idle sessions", b.idle) }
+
 func (b *bench) listRowName() string { return fmt.Sprintf("tools/list, %d tools", b.served()) }
 
 func (b *bench) initRowName() string {
@@ -43,24 +63,31 @@ func (b *bench) rowNames() []string {
 	for _, size := range resultSizes {
 		names = append(names, resultRowName(size))
 	}
-	return append(names, pipelinedRowName(true), pipelinedRowName(false), b.listRowName(), b.initRowName(), b.firstListRowName())
+	names = append(names, pipelinedRowName(true), pipelinedRowName(false))
+	for _, clients := range httpClients {
+		names = append(names, httpRowName(clients, false))
+	}
+	names = append(names, httpRowName(modernClients, true), b.idleRowName())
+	return append(names, b.listRowName(), b.initRowName(), b.firstListRowName())
 }
 
 // want reports whether -rows selects the row called name.
 func (b *bench) want(name string) bool { return b.rows == nil || b.rows.MatchString(name) }
 
-// wantsPeer reports whether a selected row measures the peer bridge.
+// wantsPeer reports whether a selected row measures the mcp-go peer.
 func (b *bench) wantsPeer() bool {
-	for _, name := range b.rowNames() {
-		if b.want(name) && (strings.HasPrefix(name, "result of") || strings.HasPrefix(name, "pipelined")) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(b.rowNames(), func(name string) bool {
+		return b.want(name) && (strings.HasPrefix(name, "result of") || strings.HasPrefix(name, "pipelined"))
+	})
+}
+
+// wantsHTTPPeer reports whether a selected row measures the go-sdk peer.
+func (b *bench) wantsHTTPPeer() bool {
+	return slices.ContainsFunc(b.rowNames(), func(name string) bool { return b.want(name) && strings.HasPrefix(name, "HTTP") })
 }
 
 func (b *bench) runAll() (*results, error) {
-	res := &results{Tools: b.tools, Stdio: "pipes", Peer: b.peerName}
+	res := &results{Tools: b.tools, Stdio: "pipes", Peer: b.peerName, HTTPPeer: b.httpPeerName}
 	if stdioSockets {
 		res.Stdio = "sockets"
 	}
@@ -144,6 +171,39 @@ func (b *bench) runAll() (*results, error) {
 			return nil, err
 		}
 		r, err := b.pipelinedRow(be, concurrent, small)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, r)
+	}
+	// The HTTP rows call a backend that answers one request at a time per
+	// connection, as the real one does; the servers keep a pool.
+	for _, modern := range []bool{false, true} {
+		counts := httpClients
+		if modern {
+			counts = []int{modernClients}
+		}
+		for _, clients := range counts {
+			if !b.want(httpRowName(clients, modern)) {
+				continue
+			}
+			be, err := bs.get(false)
+			if err != nil {
+				return nil, err
+			}
+			r, err := b.httpRow(be, clients, modern, small)
+			if err != nil {
+				return nil, err
+			}
+			res.Rows = append(res.Rows, r)
+		}
+	}
+	if b.want(b.idleRowName()) {
+		be, err := bs.get(false)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.idleRow(be.sock)
 		if err != nil {
 			return nil, err
 		}

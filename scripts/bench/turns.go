@@ -22,13 +22,15 @@ type side struct {
 	errs    int
 	wall    time.Duration // over the side's own turns
 	backend time.Duration // the backend's CPU time during them
+	client  time.Duration // this process's CPU time during them
 }
 
 // turns makes n calls on each side in rounds that take turns, so that
 // the machine's drift (its speed varies by a third within minutes) falls
-// on every side alike. With a backend, it counts the backend's CPU time
-// during each side's turns.
+// on every side alike. It counts this process's CPU time during each
+// side's turns (the client's), and with a backend the backend's.
 func turns(n int, be *backendProc, sides []*side) error {
+	self := os.Getpid()
 	for r := range rounds {
 		per := n / rounds
 		if r == 0 {
@@ -39,12 +41,14 @@ func turns(n int, be *backendProc, sides []*side) error {
 			if be != nil {
 				cpu0 = be.cpu()
 			}
+			own0 := threadsCPU(self)
 			t0 := time.Now()
 			e, err := s.call(per, &s.lat)
 			if err != nil {
 				return err
 			}
 			s.wall += time.Since(t0)
+			s.client += threadsCPU(self) - own0
 			if be != nil {
 				s.backend += be.cpu() - cpu0
 			}
@@ -63,6 +67,7 @@ func (s *side) summary(throughput bool) stats {
 	st := summarise("", s.lat, s.errs, s.wall)
 	if st.Calls > 0 {
 		st.BackendCPUus = float64(s.backend.Microseconds()) / float64(st.Calls)
+		st.ClientCPUus = float64(s.client.Microseconds()) / float64(st.Calls)
 	}
 	return st
 }
@@ -165,11 +170,15 @@ func pipelinedRows(be *backendProc, args string, n, conns int, argvs ...[]string
 	return sides[0].summary(true), through, err
 }
 
-// cpu returns the backend's CPU time so far, summed over its threads
+// cpu returns the backend's CPU time so far (see threadsCPU).
+func (p *backendProc) cpu() time.Duration { return threadsCPU(p.cmd.Process.Pid) }
+
+// threadsCPU returns a process's CPU time so far, summed over its threads
 // from their scheduler statistics, which count nanoseconds: a turn is too
-// short for the clock ticks of /proc/PID/stat.
-func (p *backendProc) cpu() time.Duration {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", p.cmd.Process.Pid))
+// short for the clock ticks of /proc/PID/stat. A thread that has ended
+// takes its time with it; Go's runtime seldom ends one.
+func threadsCPU(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
 	var sum time.Duration
 	for _, path := range tasks {
 		b, err := os.ReadFile(path)
