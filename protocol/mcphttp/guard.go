@@ -96,20 +96,34 @@ func isLoopbackHost(name string) bool {
 // tokenMatches compares the header's bearer token with Token in constant
 // time (of equal-length digests, so the token's length does not show).
 func (g *Guard) tokenMatches(header string) bool {
-	scheme, token, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	token, ok := bearer(header)
+	if !ok {
 		return false
 	}
-	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(g.Token))
+	got, want := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(g.Token))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
-// tokenKey identifies the token a request carried, to bind a session to
-// the token that made it; "" without a token.
+// bearer returns the token of an Authorization header of the Bearer
+// scheme, whose name has no case.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// tokenKey identifies the credentials a request carried, to bind a
+// session to the token that made it: the same bearer token however its
+// header is spelt; "" without credentials.
 func tokenKey(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return ""
+	}
+	if token, ok := bearer(h); ok {
+		h = "Bearer " + token
 	}
 	sum := sha256.Sum256([]byte(h))
 	return string(sum[:])
