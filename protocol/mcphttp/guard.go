@@ -20,12 +20,9 @@ type Guard struct {
 	// e.g. "https://app.example".
 	AllowedOrigins []string
 	// AllowedHosts are Host header values allowed besides loopback ones
-	// and the listener's own address, matched exactly (host, and port when
-	// given), e.g. "bridge.lan:8411".
+	// and the address the client connected to, matched exactly (host, and
+	// port when given), e.g. "bridge.lan:8411".
 	AllowedHosts []string
-	// ListenHost is the host:port the listener is bound to; a request to
-	// it by address is allowed.
-	ListenHost string
 	// Token, when set, is the bearer token every request but /healthz
 	// must carry in Authorization.
 	Token string
@@ -44,7 +41,8 @@ func (g *Guard) Check(r *http.Request, checkToken bool) Decision {
 	if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(o) {
 		return Decision{http.StatusForbidden, "origin not allowed: " + o}
 	}
-	if !g.hostAllowed(r.Host) {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !g.hostAllowed(r.Host, local) {
 		return Decision{http.StatusForbidden, "host not allowed: " + r.Host}
 	}
 	if checkToken && g.Token != "" && !g.tokenMatches(r.Header.Get("Authorization")) {
@@ -67,13 +65,14 @@ func (g *Guard) originAllowed(origin string) bool {
 }
 
 // hostAllowed reports whether a Host header names this server: a
-// loopback name or address, the listener's own address, or one named
+// loopback name or address, the address the client connected to (local:
+// a rebinding attack names a host, never an address), or one named
 // exactly. Clients of a Unix socket send a loopback name (localhost).
-func (g *Guard) hostAllowed(host string) bool {
+func (g *Guard) hostAllowed(host string, local net.Addr) bool {
 	if host == "" {
 		return false
 	}
-	if host == g.ListenHost || slices.Contains(g.AllowedHosts, host) {
+	if local != nil && local.Network() == "tcp" && host == local.String() || slices.Contains(g.AllowedHosts, host) {
 		return true
 	}
 	name := host

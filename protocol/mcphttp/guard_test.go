@@ -1,6 +1,8 @@
 package mcphttp
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,9 +13,9 @@ import (
 // hosts, and those named, matched exactly; the bearer token.
 func TestGuard(t *testing.T) {
 	const token, wrong = "s3cret-token", "n0t-the-t0ken"
-	loopback := Guard{ListenHost: "127.0.0.1:8411"}
-	named := Guard{ListenHost: "127.0.0.1:8411", AllowedOrigins: []string{"https://app.example"}, AllowedHosts: []string{"bridge.lan:8411"}}
-	lan := Guard{ListenHost: "192.168.1.5:8411", Token: token}
+	loopback := Guard{}
+	named := Guard{AllowedOrigins: []string{"https://app.example"}, AllowedHosts: []string{"bridge.lan:8411"}}
+	lan := Guard{Token: token}
 	tests := []struct {
 		name   string
 		g      Guard
@@ -58,8 +60,9 @@ func TestGuard(t *testing.T) {
 		{"a subdomain of a named host", named, "x.bridge.lan:8411", "", "", false, 403},
 		{"a named host as a prefix", named, "bridge.lan:84111", "", "", false, 403},
 
-		{"the listener's own address", lan, "192.168.1.5:8411", "", "Bearer " + token, false, 0},
-		{"the listener's address on another port", lan, "192.168.1.5:8412", "", "Bearer " + token, false, 403},
+		{"the address the client connected to", lan, "192.168.1.5:8411", "", "Bearer " + token, false, 0},
+		{"that address with another port", lan, "192.168.1.5:8412", "", "Bearer " + token, false, 403},
+		{"another address of the network", lan, "192.168.1.6:8411", "", "Bearer " + token, false, 403},
 		{"no token", lan, "192.168.1.5:8411", "", "", false, 401},
 		{"a wrong token", lan, "192.168.1.5:8411", "", "Bearer " + wrong, false, 401},
 		{"a token that only starts like it", lan, "192.168.1.5:8411", "", "Bearer " + token + "x", false, 401},
@@ -72,7 +75,11 @@ func TestGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "http://x"+Path, nil)
+			// The client connected to 192.168.1.5:8411, as to a listener
+			// on 0.0.0.0, whatever its Host header says.
+			local := &net.TCPAddr{IP: net.IPv4(192, 168, 1, 5), Port: 8411}
+			ctx := context.WithValue(context.Background(), http.LocalAddrContextKey, net.Addr(local))
+			r := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://x"+Path, nil)
 			r.Host = tt.host
 			if tt.origin != "" {
 				r.Header.Set("Origin", tt.origin)

@@ -3,12 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
 	"github.com/tairseach/tairseach-mcp/protocol/mcphttp"
@@ -34,6 +37,7 @@ type httpOptions struct {
 	headerTimeout    time.Duration
 	idleTimeout      time.Duration
 	stallTimeout     time.Duration
+	maxStreams       int
 
 	token string // read from the file or TAIRSEACH_AUTH_TOKEN by resolve
 }
@@ -62,12 +66,14 @@ func (o *httpOptions) register(fs *pflag.FlagSet, u func(string) string) {
 	durationVar(fs, &o.headerTimeout, "header-timeout", defaultHeaderTimeout, u("header-timeout"))
 	durationVar(fs, &o.idleTimeout, "idle-timeout", defaultIdleTimeout, u("idle-timeout"))
 	durationVar(fs, &o.stallTimeout, "stall-timeout", mcphttp.DefaultStallTimeout, u("stall-timeout"))
+	countVar(fs, &o.maxStreams, "max-streams", mcphttp.DefaultMaxStreams, u("max-streams"))
 }
 
 // resolve checks the settings and reads the token. The environment's
 // TAIRSEACH_AUTH_TOKEN is read by the caller into o.token first.
 func (o *httpOptions) resolve() error {
 	o.allowedOrigins, o.allowedHosts = splitPatterns(o.allowedOrigins), splitPatterns(o.allowedHosts)
+	o.token = strings.TrimSpace(o.token) // as a file's is: a variable read from one may end in a newline
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
@@ -78,7 +84,7 @@ func (o *httpOptions) resolve() error {
 		}
 	}
 	for name, v := range map[string]int{"--max-sessions": o.maxSessions, "--max-total-in-flight": o.maxTotalInFlight,
-		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize} {
+		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize, "--max-streams": o.maxStreams} {
 		if v <= 0 {
 			return fmt.Errorf("%s must be positive, not %d", name, v)
 		}
@@ -132,3 +138,36 @@ func (o *httpOptions) endpoint() (endpoint, error) {
 	}
 	return ep, nil
 }
+
+// handlerOptions are the handler's settings as the flags give them; the
+// caller adds the health report and the logger.
+func (o *httpOptions) handlerOptions() mcphttp.Options {
+	return mcphttp.Options{
+		Guard:          mcphttp.Guard{AllowedOrigins: o.allowedOrigins, AllowedHosts: o.allowedHosts, Token: o.token},
+		MaxSessions:    o.maxSessions,
+		SessionTimeout: o.sessionTimeout,
+		MaxBodySize:    int64(o.maxBodySize),
+		StallTimeout:   o.stallTimeout,
+		MaxStreams:     o.maxStreams,
+	}
+}
+
+// server returns the HTTP server of h with every timeout set as the
+// flags say.
+func (o *httpOptions) server(h http.Handler, lg *zerolog.Logger) *http.Server {
+	return &http.Server{
+		Handler: h,
+		// A client that never finishes its headers (slow loris) is cut off.
+		ReadHeaderTimeout: o.headerTimeout,
+		// A body is bounded by --max-body-size; reading it by this.
+		ReadTimeout: o.headerTimeout + 30*time.Second,
+		// No WriteTimeout: event streams last; each write is bounded by
+		// --stall-timeout instead.
+		IdleTimeout:    o.idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+		ErrorLog:       log.New(logWriter{lg}, "", 0),
+	}
+}
+
+// maxHeaderBytes bounds a request's headers: MCP's are a few short ones.
+const maxHeaderBytes = 64 << 10

@@ -38,23 +38,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 
-	srv := &protocol.Server{
-		Info:           serverInfo(),
-		Instructions:   opts.instructions,
-		Logger:         &log,
-		ListChanged:    !opts.noWatch && opts.toolMode != "search", // the search tools never change
-		MaxMessageSize: opts.maxMessageSize,
-		MaxInFlight:    opts.maxInFlight,
-		MaxHeldBytes:   opts.maxHeldBytes,
-		Hurry:          e.hurry,
-	}
-	if opts.transport == "http" {
-		srv.MaxTotalInFlight, srv.MaxTotalHeldBytes = opts.http.maxTotalInFlight, opts.http.maxTotalHeld
-	}
-	srv.ProgressInterval = opts.progress
-	if opts.progress == 0 {
-		srv.ProgressInterval = -1 // off
-	}
+	srv := newServer(opts, &log, e.hurry)
 	rec, closeAudit := openAudit(opts.audit, &log)
 	defer closeAudit()
 	reg := newRegistry(opts, backend, &log, srv, rec)
@@ -116,6 +100,29 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	}
 	log.Debug().Msg("session ended")
 	return nil
+}
+
+// newServer returns the protocol server the options describe, without
+// its tools.
+func newServer(opts *options, log *zerolog.Logger, hurry <-chan struct{}) *protocol.Server {
+	srv := &protocol.Server{
+		Info:           serverInfo(),
+		Instructions:   opts.instructions,
+		Logger:         log,
+		ListChanged:    !opts.noWatch && opts.toolMode != "search", // the search tools never change
+		MaxMessageSize: opts.maxMessageSize,
+		MaxInFlight:    opts.maxInFlight,
+		MaxHeldBytes:   opts.maxHeldBytes,
+		Hurry:          hurry,
+	}
+	if opts.transport == "http" {
+		srv.MaxTotalInFlight, srv.MaxTotalHeldBytes = opts.http.maxTotalInFlight, opts.http.maxTotalHeld
+	}
+	srv.ProgressInterval = opts.progress
+	if opts.progress == 0 {
+		srv.ProgressInterval = -1 // off
+	}
+	return srv
 }
 
 // memoryLimit is the Go runtime's soft memory limit for a bridge whose
