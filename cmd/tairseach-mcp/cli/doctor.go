@@ -97,7 +97,7 @@ func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) erro
 	if err != nil {
 		rs = append(rs, result{"clients", statusFail, err.Error(), "set it to your home folder"})
 	} else {
-		rs = append(rs, checkClients(m, d.exe, d.name)...)
+		rs = append(rs, checkClients(ctx, m, d.exe, d.name)...)
 	}
 	rs = append(rs, checkAudit(opts.audit), checkSession(tr))
 	failed := false
@@ -271,49 +271,6 @@ func checkToolList(line []byte) []result {
 		size = size.warn(size.Message+fmt.Sprintf(", more than the %d%% (%d tokens) a tool list should take", listShare, limit), narrow)
 	}
 	return []result{count, size}
-}
-
-// checkClients checks the bridge's entry in each client found here.
-func checkClients(m machine, exe, name string) []result {
-	var rs []result
-	for _, c := range mcpClients {
-		if c.found(m) {
-			rs = append(rs, checkClient(m, c, exe, name))
-		}
-	}
-	if len(rs) == 0 {
-		return []result{{"clients", statusInfo, "none found (looked for " + clientNames() + ")", ""}}
-	}
-	return rs
-}
-
-func checkClient(m machine, c mcpClient, exe, name string) result {
-	_, path := c.paths(m)
-	r := result{Name: c.name}
-	f, err := readConfig(c, path)
-	if err != nil {
-		return r.fail(err.Error(), "") // readConfig says what to do
-	}
-	v, ok := f.servers.get(name)
-	if !ok {
-		return r.info(f.path+": the bridge is not installed", "tairseach-mcp install "+c.name)
-	}
-	reinstall := "tairseach-mcp install " + c.name + " --force, with the flags it should run with"
-	var e serverEntry
-	if json.Unmarshal(v, &e) != nil || e.Command == "" {
-		return r.fail(fmt.Sprintf("%s: %q is not a command entry", f.path, name), reinstall)
-	}
-	real, err := resolveCommand(e.Command)
-	if err != nil {
-		return r.fail(fmt.Sprintf("%s: the command %s does not exist", f.path, e.Command), reinstall)
-	}
-	if err := parseServerArgs(e.Args); err != nil {
-		return r.fail(fmt.Sprintf("%s: the bridge would refuse its args: %v", f.path, err), reinstall)
-	}
-	if real != exe {
-		return r.warn(fmt.Sprintf("%s: runs another binary, %s", f.path, e.Command), reinstall+", to run this one ("+exe+")")
-	}
-	return r.ok(fmt.Sprintf("%s: runs this binary, %s", f.path, plural(len(e.Args), "flag")))
 }
 
 // parseServerArgs parses a client's args for the bridge as the server

@@ -224,7 +224,7 @@ func TestDoctorChecksEachClientsEntry(t *testing.T) {
 		{"an unknown flag", entry(exe, "--sockets=/x"), check{statusFail, `would refuse its args: unknown flag: --sockets (did you mean --socket?)`, "install cursor --force"}},
 		{"a value the bridge refuses", entry(exe, "--transport=pigeon"), check{statusFail, `unknown transport "pigeon"`, ""}},
 		{"an argument that is not a flag", entry(exe, "serve"), check{statusFail, `unexpected argument "serve"`, ""}},
-		{"not a command", `{"mcpServers":{"tairseach":{"url":"http://localhost:1"}}}`, check{statusFail, `"tairseach" is not a command entry`, ""}},
+		{"neither a command nor a URL", `{"mcpServers":{"tairseach":{"cmd":"x"}}}`, check{statusFail, `"tairseach" is neither a command nor a URL entry`, ""}},
 		{"a file with comments", "{\n// mine\n}", check{statusFail, "has comments (line 2)", ""}},
 	}
 	for _, tt := range tests {
@@ -234,7 +234,7 @@ func TestDoctorChecksEachClientsEntry(t *testing.T) {
 			if tt.config != "" {
 				writeFile(t, file, tt.config, 0o600)
 			}
-			rs := checkClients(m, exe, "tairseach")
+			rs := checkClients(t.Context(), m, exe, "tairseach")
 			if len(rs) != 1 || rs[0].Name != "cursor" {
 				t.Fatalf("got %+v, want one result for cursor", rs)
 			}
@@ -242,7 +242,7 @@ func TestDoctorChecksEachClientsEntry(t *testing.T) {
 		})
 	}
 	t.Run("no clients found", func(t *testing.T) {
-		rs := checkClients(testMachine(t, "linux", nil), exe, "tairseach")
+		rs := checkClients(t.Context(), testMachine(t, "linux", nil), exe, "tairseach")
 		if len(rs) != 1 {
 			t.Fatalf("got %+v", rs)
 		}

@@ -73,7 +73,6 @@ func (o *httpOptions) register(fs *pflag.FlagSet, u func(string) string) {
 // TAIRSEACH_AUTH_TOKEN is read by the caller into o.token first.
 func (o *httpOptions) resolve() error {
 	o.allowedOrigins, o.allowedHosts = splitPatterns(o.allowedOrigins), splitPatterns(o.allowedHosts)
-	o.token = strings.TrimSpace(o.token) // as a file's is: a variable read from one may end in a newline
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
@@ -89,14 +88,9 @@ func (o *httpOptions) resolve() error {
 			return fmt.Errorf("%s must be positive, not %d", name, v)
 		}
 	}
-	if o.tokenFile != "" {
-		b, err := os.ReadFile(o.tokenFile)
-		if err != nil {
-			return fmt.Errorf("--auth-token-file: %w", err)
-		}
-		if o.token = strings.TrimSpace(string(b)); o.token == "" {
-			return fmt.Errorf("--auth-token-file: %s is empty", o.tokenFile)
-		}
+	var err error
+	if o.token, err = o.bearerToken(); err != nil {
+		return err
 	}
 	ep, err := o.endpoint()
 	if err != nil || ep.loopback {
@@ -109,6 +103,24 @@ func (o *httpOptions) resolve() error {
 		return fmt.Errorf("--listen %s is reachable from other machines: serve HTTPS with --tls-cert and --tls-key, or say --insecure-http to send the token in clear", o.listen)
 	}
 	return nil
+}
+
+// bearerToken returns the token of --auth-token-file, or else of
+// TAIRSEACH_AUTH_TOKEN (which the caller read into o.token), trimmed: a
+// variable read from a file may end in a newline.
+func (o *httpOptions) bearerToken() (string, error) {
+	if o.tokenFile == "" {
+		return strings.TrimSpace(o.token), nil
+	}
+	b, err := os.ReadFile(o.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--auth-token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("--auth-token-file: %s is empty", o.tokenFile)
+	}
+	return token, nil
 }
 
 // endpoint is where the bridge listens, as --listen says.

@@ -138,7 +138,7 @@ variable, which wins over the default.`,
 		newCallCmd(e, opts),
 		newValidateCmd(e, opts),
 		newVersionCmd(e),
-		newInstallCmd(e), newUninstallCmd(e),
+		newInstallCmd(e, opts), newUninstallCmd(e),
 		newDoctorCmd(e, opts),
 		newStatsCmd(e, opts),
 	)
