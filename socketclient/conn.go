@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
@@ -44,14 +45,17 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 			return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, err)
 		}
 	}
-	nc, err := (&net.Dialer{Timeout: c.opts.DialTimeout}).DialContext(ctx, "unix", c.path)
+	uc, err := c.connect(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return nil, fmt.Errorf("connecting to the backend: %w", ctx.Err())
+		case queueFull(err):
+			return nil, fmt.Errorf("%w at %s: it accepted no connection within %s; its queue of connections waiting to be accepted stayed full",
+				ErrBusy, c.path, c.opts.DialTimeout)
 		}
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, dialProblem(c.path, err))
 	}
-	uc := nc.(*net.UnixConn)
 	if !c.opts.AllowAnyPeer {
 		if err := checkPeer(uc); err != nil {
 			uc.Close()
@@ -71,6 +75,43 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	}
 	c.log.Debug().Str("socket", c.path).Dur("dur", time.Since(start)).Msg("backend dial")
 	return cn, nil
+}
+
+// Pauses between attempts to connect to a backend whose queue of
+// connections waiting to be accepted is full.
+const (
+	firstRetryPause = time.Millisecond
+	maxRetryPause   = 50 * time.Millisecond
+)
+
+// connect connects to the socket within the dial timeout. A backend
+// whose queue of connections waiting to be accepted is full refuses at
+// once (Linux says EAGAIN): it is busy, not down, and a burst of calls
+// meets exactly that. So connecting is tried again, after pauses that
+// grow and are drawn at random so that a burst does not retry in step,
+// until the dial timeout; the last error is returned.
+func (c *Client) connect(ctx context.Context) (*net.UnixConn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	pause := firstRetryPause
+	for {
+		nc, err := d.DialContext(ctx, "unix", c.path)
+		if err == nil {
+			return nc.(*net.UnixConn), nil
+		}
+		if !queueFull(err) {
+			return nil, err
+		}
+		t := time.NewTimer(pause/2 + rand.N(pause/2+1))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		}
+		pause = min(2*pause, maxRetryPause)
+	}
 }
 
 // dialProblem explains a failed dial: a path that is not a socket at all

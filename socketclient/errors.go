@@ -19,6 +19,13 @@ var (
 	// unavailable at /run/t.sock: no socket there; is the backend running?".
 	ErrUnavailable = errors.New("backend unavailable")
 
+	// ErrBusy means no request reached the backend because it accepted
+	// no connection within Options.DialTimeout: its socket is there and
+	// something listens on it, but its queue of connections waiting to
+	// be accepted stayed full. The backend is overloaded or hung, not
+	// down.
+	ErrBusy = errors.New("backend busy")
+
 	// ErrBadReply means the request was sent, or may have been, but no
 	// valid reply came back: the reply was not JSON-RPC, answered another
 	// id, was longer than Options.MaxReplySize, or the connection failed
