@@ -114,21 +114,32 @@ func (c *Client) connect(ctx context.Context) (*net.UnixConn, error) {
 	}
 }
 
-// dialProblem explains a failed dial: a path that is not a socket at all
-// says so, rather than "connection refused".
+// dialProblem explains a failed dial: a path that holds no socket says
+// so, as a *SocketPathError, rather than "connection refused".
 func dialProblem(path string, err error) error {
 	fi, serr := os.Stat(path)
 	switch {
 	case errors.Is(serr, fs.ErrNotExist):
-		return errors.New("no socket there; is the backend running?")
+		return &SocketPathError{}
 	case serr == nil && fi.Mode()&fs.ModeSocket == 0:
-		kind := "a regular file"
-		if fi.IsDir() {
-			kind = "a folder"
-		}
-		return fmt.Errorf("%s, not a socket; point --socket at the backend's socket", kind)
+		return &SocketPathError{Kind: fileKind(fi.Mode())}
 	}
 	return describe(err)
+}
+
+// fileKind names what a file that is not a socket is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "an irregular file"
 }
 
 // describe keeps the part of a network error a person can act on:

@@ -3,6 +3,7 @@ package socketclient
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -36,6 +37,32 @@ var (
 	// ErrClosed means the Client was closed before or during the call.
 	ErrClosed = errors.New("backend client closed")
 )
+
+// SocketPathError is wrapped by the ErrUnavailable error of a Client
+// whose socket path holds no socket: nothing at all (then it also
+// matches fs.ErrNotExist), or something else, which Kind names.
+type SocketPathError struct {
+	// Kind is what is at the path, such as "a named pipe", "a device",
+	// "a folder" or "a regular file"; "" when nothing is.
+	Kind string
+}
+
+// Error says what is at the path: "no socket there; is the backend
+// running?", or "a named pipe, not a socket".
+func (e *SocketPathError) Error() string {
+	if e.Kind == "" {
+		return "no socket there; is the backend running?"
+	}
+	return e.Kind + ", not a socket"
+}
+
+// Unwrap returns fs.ErrNotExist when nothing is at the path.
+func (e *SocketPathError) Unwrap() error {
+	if e.Kind == "" {
+		return fs.ErrNotExist
+	}
+	return nil
+}
 
 // RPCError is a JSON-RPC error object the backend answered with, such as
 // code -32011 "Permission denied". Call returns it as *RPCError.

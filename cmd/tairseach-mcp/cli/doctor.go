@@ -134,36 +134,30 @@ func printResults(w io.Writer, rs []result) {
 	fmt.Fprintf(w, "%s: %s, %s\n", plural(len(rs), "check"), plural(count[statusFail], "failure"), plural(count[statusWarn], "warning"))
 }
 
-// checkSocket connects to the backend as the server would. When that
-// fails for a socket that accepts connections from anyone, the failure
-// was a check of who owns the socket or runs the backend.
+// checkSocket connects to the backend as the server would, and picks the
+// fix by what stopped it. When that fails for a socket that accepts
+// connections from anyone, the failure was a check of who owns the
+// socket or runs the backend.
 func checkSocket(ctx context.Context, opts *options) result {
 	r := result{Name: "socket"}
-	fi, err := os.Stat(opts.socket)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return r.fail(opts.socket+": no socket there", "start the backend, or point --socket (or TAIRSEACH_SOCKET) at its socket")
-	case err != nil:
-		return r.fail(err.Error(), "")
-	case fi.IsDir():
-		return r.fail(opts.socket+" is a folder, not a socket", "point --socket (or TAIRSEACH_SOCKET) at the backend's socket")
-	case fi.Mode()&fs.ModeSocket == 0:
-		return r.fail(opts.socket+" is a file, not a socket", "point --socket (or TAIRSEACH_SOCKET) at the backend's socket")
-	}
-	check := func(o *options) error {
-		ctx, cancel := context.WithTimeout(ctx, socketclient.DefaultDialTimeout)
-		defer cancel()
+	check := func(o *options) error { // bounded by the client's dial timeout
 		c := newBackend(o, nil)
 		defer c.Close()
 		return c.Check(ctx)
 	}
-	err = check(opts)
-	if err == nil {
-		msg := opts.socket + ": the backend accepts connections; the socket and the process behind it are yours"
-		if opts.allowAnyPeer {
-			msg = opts.socket + ": the backend accepts connections (owner and process not checked: --allow-any-peer)"
-		}
-		return r.ok(msg)
+	err := check(opts)
+	var pathErr *socketclient.SocketPathError
+	switch {
+	case err == nil && opts.allowAnyPeer:
+		return r.ok(opts.socket + ": the backend accepts connections (owner and process not checked: --allow-any-peer)")
+	case err == nil:
+		return r.ok(opts.socket + ": the backend accepts connections; the socket and the process behind it are yours")
+	case errors.As(err, &pathErr) && errors.Is(err, fs.ErrNotExist):
+		return r.fail(opts.socket+": "+pathErr.Error(), "start the backend, or point --socket (or TAIRSEACH_SOCKET) at its socket")
+	case errors.As(err, &pathErr):
+		return r.fail(opts.socket+": "+pathErr.Error(), "point --socket (or TAIRSEACH_SOCKET) at the backend's socket")
+	case errors.Is(err, socketclient.ErrBusy):
+		return r.fail(err.Error(), "the backend is overloaded or hung: see its log, or restart it")
 	}
 	anyPeer := *opts
 	anyPeer.allowAnyPeer = true
