@@ -23,6 +23,7 @@ const (
 	outcomeInvalidArguments = "invalid_arguments"
 	outcomeBackendError     = "backend_error"
 	outcomeUnavailable      = "unavailable"
+	outcomeBusy             = "busy"
 	outcomeTimeout          = "timeout"
 	outcomeCancelled        = "cancelled"
 	outcomeBadReply         = "bad_reply"
@@ -277,6 +278,10 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("socket", addr).Msg("backend unavailable")
 		tellClient(ctx, "backend unavailable: "+err.Error())
 		return protocol.TextResult(fmt.Sprintf("The Tairseach backend is not reachable (%v). Start it (or fix --socket), then call the tool again.", err), true), outcomeUnavailable
+	case errors.Is(err, socketclient.ErrBusy):
+		r.log.Warn().Err(err).Str("tool", e.Name).Str("socket", addr).Msg("backend busy")
+		tellClient(ctx, "backend busy: "+err.Error())
+		return protocol.TextResult(fmt.Sprintf("The Tairseach backend is running but busy (%v). Nothing was sent to it; call the tool again in a moment.", err), true), outcomeBusy
 	case errors.Is(err, socketclient.ErrBadReply):
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("backend_method", e.Method).Msg("bad backend reply")
 		tellClient(ctx, "bad backend reply: "+err.Error())

@@ -189,6 +189,8 @@ func TestCallOutcomes(t *testing.T) {
 			wantText: []string{"The backend returned error -32011 for notes.any: Permission denied", `Details: {"reason":"no"}`}},
 		{name: "an unreachable backend says where it was looked for", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w at /run/t.sock: connect: no such file or directory", socketclient.ErrUnavailable), wantError: true,
 			wantText: []string{"not reachable", "at /run/t.sock: connect: no such file or directory", "Start it (or fix --socket)"}},
+		{name: "a backend too busy to accept a connection is busy, not down", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w at /run/t.sock: it accepted no connection within 2s", socketclient.ErrBusy), wantError: true,
+			wantText: []string{"running but busy", "at /run/t.sock: it accepted no connection within 2s", "Nothing was sent to it; call the tool again in a moment."}},
 		{name: "a timeout says the backend is slow or hung", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("read: %w", context.DeadlineExceeded), wantError: true,
 			wantText: []string{"did not answer notes.any within 1s"}},
 		{name: "garbage from the backend is an error", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w: invalid character 'h'", socketclient.ErrBadReply), wantError: true,

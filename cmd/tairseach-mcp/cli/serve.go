@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/signal"
 	"sync"
@@ -98,9 +99,12 @@ func newBackend(opts *options, log *zerolog.Logger) *socketclient.Client {
 // start: serving goes on (tools are listed, and calls say what is wrong
 // until the backend runs), but whoever reads the log learns it at once.
 func checkBackend(ctx context.Context, log *zerolog.Logger, backend *socketclient.Client) {
-	ctx, cancel := context.WithTimeout(ctx, socketclient.DefaultDialTimeout)
-	defer cancel()
-	if err := backend.Check(ctx); err != nil && ctx.Err() == nil {
+	// Check is bounded by the client's dial timeout.
+	switch err := backend.Check(ctx); {
+	case err == nil || ctx.Err() != nil:
+	case errors.Is(err, socketclient.ErrBusy):
+		log.Warn().Err(err).Str("socket", backend.Path()).Msg("backend busy; serving anyway, calls fail while it accepts no connections")
+	default:
 		log.Warn().Err(err).Str("socket", backend.Path()).Msg("backend not reachable; serving anyway, calls fail until it runs")
 	}
 }
