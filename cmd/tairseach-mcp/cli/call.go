@@ -61,7 +61,8 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 	if !opts.logLevelSet {
 		level = "error"
 	}
-	log := newLogger(e.stderr, level, opts.logFormat)
+	log, flushLog := newLogger(e.stderr, level, opts.logFormat)
+	defer flushLog()
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 	reg := newRegistry(opts, backend, &log, nil)
@@ -73,6 +74,7 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 		}
 	}
 	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
+	flushLog() // the call's log lines come before its result on a terminal
 	if err != nil {
 		return fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)
 	}

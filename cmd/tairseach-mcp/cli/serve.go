@@ -19,7 +19,8 @@ import (
 // runServe serves MCP on the env's stdin and stdout until stdin ends or
 // ctx is cancelled (a signal). stdout carries protocol messages only.
 func runServe(ctx context.Context, e *env, opts *options) error {
-	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	log, flushLog := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	defer flushLog()
 	// A client that closes the bridge's stdout then ends the session
 	// through the failed write (calls cancelled, the reason logged, exit
 	// status 1) instead of by SIGPIPE on the spot.
