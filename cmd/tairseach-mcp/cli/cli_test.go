@@ -74,6 +74,11 @@ func TestPrecedenceIsFlagThenEnvironmentThenDefault(t *testing.T) {
 				t.Errorf("manifests = %v", o.manifests)
 			}
 		}},
+		{"a stray separator in the manifests variable is ignored", map[string]string{"TAIRSEACH_MANIFESTS": "/a" + string(os.PathListSeparator)}, nil, func(t *testing.T, o *options) {
+			if strings.Join(o.manifests, ",") != "/a" {
+				t.Errorf("manifests = %v", o.manifests)
+			}
+		}},
 		{"repeated --manifests flags replace the variable", map[string]string{"TAIRSEACH_MANIFESTS": "/a"}, []string{"--manifests", "/c", "--manifests", "/d"}, func(t *testing.T, o *options) {
 			if strings.Join(o.manifests, ",") != "/c,/d" {
 				t.Errorf("manifests = %v", o.manifests)
@@ -114,6 +119,10 @@ func TestBadSettingsAreUsageErrors(t *testing.T) {
 		{"a bad duration in the environment", map[string]string{"TAIRSEACH_CALL_TIMEOUT": "soon"}, nil, "TAIRSEACH_CALL_TIMEOUT"},
 		{"a zero pool", nil, []string{"--pool-size", "0"}, "--pool-size must be positive"},
 		{"an unknown flag", nil, []string{"--frobnicate"}, "unknown flag"},
+		{"an empty manifests folder, which would watch the working folder", nil, []string{"--manifests", ""}, `--manifests "" names no folder`},
+		{"an empty manifests folder among others", nil, []string{"--manifests", "/a", "--manifests", ""}, `--manifests "" names no folder`},
+		{"an empty manifests variable", map[string]string{"TAIRSEACH_MANIFESTS": ""}, nil, `TAIRSEACH_MANIFESTS="" names no folder`},
+		{"a manifests variable of separators only", map[string]string{"TAIRSEACH_MANIFESTS": string(os.PathListSeparator)}, nil, "TAIRSEACH_MANIFESTS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
