@@ -11,36 +11,39 @@ import (
 
 // handleBatch answers a JSON array of messages. Batches exist only in
 // protocol 2025-03-26; in every other version the array is refused whole.
-func (ss *session) handleBatch(ctx context.Context, line []byte) {
+func (ss *session) handleBatch(ctx context.Context, out sink, line []byte) {
+	h := ss.budget.newHold()
+	h.charge(len(line))
+	refuse := func(e *Error) { ss.reply(nil, &request{out: out, hold: h}, errorMsg(nullID, e)) }
 	var elems []jsontext.Value
 	// Each element is decoded by itself, strictly, below.
 	if err := json.Unmarshal(line, &elems, lenient, jsontext.AllowDuplicateNames(true)); err != nil {
-		ss.out.send(encodeError(nullID, &Error{Code: CodeParseError, Message: describe(err)}))
+		refuse(&Error{Code: CodeParseError, Message: describe(err)})
 		return
 	}
 	if v := ss.legacyVersion(); v != Version20250326 {
-		ss.out.send(encodeError(nullID, &Error{
+		refuse(&Error{
 			Code:    CodeInvalidRequest,
 			Message: fmt.Sprintf("JSON-RPC batches are not supported in protocol version %s (only in 2025-03-26)", v),
-		}))
+		})
 		return
 	}
 	if len(elems) == 0 {
-		ss.out.send(encodeError(nullID, &Error{Code: CodeInvalidRequest, Message: "empty batch"}))
+		refuse(&Error{Code: CodeInvalidRequest, Message: "empty batch"})
 		return
 	}
-	b := &batch{ss: ss, pending: len(elems), resps: make([][]byte, len(elems)),
-		limit: orDefault(ss.srv.MaxPendingBytes, DefaultMaxPendingBytes)}
+	b := &batch{ss: ss, out: out, hold: h, pending: len(elems), resps: make([][]byte, len(elems)),
+		limit: orDefault(ss.srv.MaxHeldBytes, DefaultMaxHeldBytes)}
 	for i, e := range elems {
 		rq, ignore, errID, err := decodeMessage(e)
-		rq.pos = i
+		rq.pos, rq.out, rq.hold = i, out, ss.budget.newHold()
 		switch {
 		case err != nil:
-			b.add(i, errID, encodeError(errID, WireError(err)))
+			b.add(&rq, errorMsg(errID, WireError(err)))
 		case ignore:
-			b.add(i, nil, nil)
+			b.add(&rq, outMsg{})
 		case rq.method == "initialize" && rq.id != nil:
-			b.add(i, rq.id, encodeError(rq.id, &Error{Code: CodeInvalidRequest, Message: "initialize must not be part of a batch"}))
+			b.add(&rq, errorMsg(rq.id, &Error{Code: CodeInvalidRequest, Message: "initialize must not be part of a batch"}))
 		default:
 			ss.dispatch(ctx, &rq, b)
 		}
@@ -52,22 +55,29 @@ func (ss *session) handleBatch(ctx context.Context, line []byte) {
 // bytes are bounded by limit.
 type batch struct {
 	ss    *session
+	out   sink
+	hold  *Hold // the batch's own bytes, then the array's
 	limit int
 
 	mu      sync.Mutex
 	pending int      // elements not answered yet
 	size    int      // bytes of resps
 	resps   [][]byte // by position in the batch; nil for none
+	holds   []*Hold  // the elements', released with the array
 }
 
-// add records the response to the element at pos, whose id is id (nil
-// for elements that get none). A response that would take the batch past
-// its limit is replaced by an error, so every request still gets exactly
-// one answer.
-func (b *batch) add(pos int, id jsontext.Value, resp []byte) {
+// add records the response to rq, an element (m without parts for none).
+// A response that would take the batch past its limit is replaced by an
+// error, so every request still gets exactly one answer.
+func (b *batch) add(rq *request, m outMsg) {
+	var resp []byte
+	if m.parts != nil {
+		resp = m.bytes()
+		rq.hold.charge(len(resp))
+	}
 	b.mu.Lock()
 	if resp != nil && b.size+len(resp)+1 > b.limit {
-		resp = encodeError(id, &Error{
+		resp = encodeError(rq.id, &Error{
 			Code:    CodeInternalError,
 			Message: fmt.Sprintf("response dropped: this batch's responses exceed %d bytes; send fewer requests per batch", b.limit),
 		})
@@ -75,11 +85,22 @@ func (b *batch) add(pos int, id jsontext.Value, resp []byte) {
 	if resp != nil {
 		b.size += len(resp) + 1
 	}
-	b.resps[pos] = resp
+	b.resps[rq.pos] = resp
+	b.holds = append(b.holds, rq.hold)
 	b.pending--
 	done := b.pending == 0
 	b.mu.Unlock()
-	if !done || b.size == 0 {
+	if !done {
+		return
+	}
+	release := func() {
+		b.hold.finish()
+		for _, h := range b.holds {
+			h.finish()
+		}
+	}
+	if b.size == 0 {
+		release()
 		return
 	}
 	out := make([]byte, 0, b.size+1)
@@ -90,5 +111,7 @@ func (b *batch) add(pos int, id jsontext.Value, resp []byte) {
 		}
 	}
 	out[0] = '['
-	b.ss.out.send(append(out, ']'))
+	out = append(out, ']')
+	b.hold.charge(len(out))
+	b.out.send(msgOf(out, release))
 }

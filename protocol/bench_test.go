@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rs/zerolog"
 )
 
 func BenchmarkDecodeMessage(b *testing.B) {
@@ -40,7 +41,7 @@ func benchToolSet(n int) *ToolSet {
 // decoded request to the response's bytes, as the reader does.
 func BenchmarkToolsList1000(b *testing.B) {
 	srv := newTestServer(&fakeTools{set: benchToolSet(1000)})
-	ss := &session{srv: srv, out: newOutbox(io.Discard, DefaultMaxPendingBytes)}
+	ss := srv.newSession(newOutbox(io.Discard), zerolog.Nop())
 	info := methods["tools/list"]
 	rq := &request{id: jsontext.Value("1"), method: "tools/list", era: era{version: Version20251125}}
 	p, _ := info.decode(nil, false)
@@ -50,7 +51,7 @@ func BenchmarkToolsList1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(ss.encode(rq, info, res, nil)) < 400_000 {
+		if m := ss.encode(rq, info, res, nil); len(m.bytes()) < 400_000 {
 			b.Fatal("short list")
 		}
 	}

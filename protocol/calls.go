@@ -18,7 +18,8 @@ type call struct {
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // by the client: no response is written
 
-	toolsChanged bool // a listen stream that announces tool list changes; guarded by ss.mu
+	toolsChanged bool        // a listen stream that announces tool list changes; guarded by ss.mu
+	notifyQueued atomic.Bool // a notification about it is queued and not yet written
 }
 
 type callKey struct{}
@@ -45,7 +46,7 @@ func (ss *session) startCall(ctx context.Context, rq *request, info methodInfo, 
 		select {
 		case ss.admitted <- struct{}{}:
 		case <-ss.stopped:
-			ss.reply(b, rq, encodeError(rq.id, errShuttingDown))
+			ss.reply(b, rq, errorMsg(rq.id, errShuttingDown))
 			return
 		}
 	}
@@ -65,7 +66,7 @@ func (ss *session) startCall(ctx context.Context, rq *request, info methodInfo, 
 		if !isStream {
 			<-ss.admitted
 		}
-		ss.reply(b, rq, encodeError(rq.id, refuse))
+		ss.reply(b, rq, errorMsg(rq.id, refuse))
 		return
 	}
 	if isStream {
@@ -78,33 +79,29 @@ func (ss *session) startCall(ctx context.Context, rq *request, info methodInfo, 
 	ss.runner.run(func() { c.run(ctx) })
 }
 
-// run waits for a slot to run in and for room to write, runs the call and
-// sends its response. It ends when the handler returns (bounded by the
-// call's timeout or cancellation).
+// run waits for a slot to run in, runs the call and sends its response.
+// It ends when the handler returns (bounded by the call's timeout or
+// cancellation).
 func (c *call) run(ctx context.Context) {
 	ss, rq, isStream := c.ss, c.rq, c.info.flags&stream != 0
 	defer ss.calls.Done()
 	defer c.cancel()
-	answer := func() []byte {
+	answer := func() outMsg {
 		res, err := ss.handle(ctx, rq, c.info, c.p)
 		return ss.encode(rq, c.info, res, err)
 	}
-	var resp []byte
+	var resp outMsg
 	if isStream {
 		resp = answer()
 	} else {
 		select {
 		case ss.sem <- struct{}{}:
-			if ss.out.waitRoom(ctx.Done()) {
-				resp = answer()
-			}
+			resp = answer()
 			<-ss.sem
 		case <-ctx.Done(): // cancelled while in line: it never runs
+			resp = errorMsg(rq.id, errShuttingDown)
 		}
 		<-ss.admitted
-	}
-	if resp == nil {
-		resp = encodeError(rq.id, errShuttingDown)
 	}
 	ss.mu.Lock()
 	delete(ss.inflight, string(rq.id))
@@ -114,7 +111,7 @@ func (c *call) run(ctx context.Context) {
 	ss.mu.Unlock()
 	if c.cancelled.Load() {
 		ss.log.Debug().Str("method", rq.method).Msg("request cancelled by client, no response")
-		resp = nil // but a batch still counts it as answered
+		resp = outMsg{} // but a batch still counts it as answered
 	}
 	ss.reply(c.b, rq, resp)
 }

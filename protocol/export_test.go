@@ -1,13 +1,11 @@
 package protocol
 
-// pendingBytes returns the bytes the live sessions hold for their
-// clients: produced, not yet written.
-func (s *Server) pendingBytes() int {
+// heldBytes returns the bytes the live sessions hold on behalf of their
+// requests, as their budgets count them.
+func (s *Server) heldBytes() int {
 	n := 0
 	for _, ss := range s.liveSessions() {
-		ss.out.mu.Lock()
-		n += ss.out.pending
-		ss.out.mu.Unlock()
+		n += int(ss.budget.inUse())
 	}
 	return n
 }

@@ -20,15 +20,15 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // Messages sent while the writer yields join its write.
 func TestTheWriterYieldsBeforeItFlushes(t *testing.T) {
 	var w countingWriter
-	o := newOutbox(&w, DefaultMaxPendingBytes)
+	o := newOutbox(&w)
 	yields := 0
 	o.yield = func() {
 		if yields++; yields == 1 {
-			o.send([]byte(`{"b":2}`))
+			o.send(msgOf([]byte(`{"b":2}`), nil))
 			o.close()
 		}
 	}
-	o.send([]byte(`{"a":1}`))
+	o.send(msgOf([]byte(`{"a":1}`), nil))
 	o.run()
 	if w.writes != 1 || w.String() != "{\"a\":1}\n{\"b\":2}\n" {
 		t.Errorf("%d writes of %q, want one of both messages", w.writes, w.String())

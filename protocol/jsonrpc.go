@@ -133,6 +133,8 @@ type request struct {
 	params  jsontext.Value // a JSON object, or nil
 	lenient bool           // the message holds invalid UTF-8: decode params with lenient
 	pos     int            // its position in its batch
+	out     sink           // where its response and the notifications about it go
+	hold    *Hold          // its bytes, counted until its response is written
 	era
 }
 

@@ -47,10 +47,10 @@ func (ss *session) listen(ctx context.Context, rq *request, p *listenParams) (*e
 	// stream after its acknowledgement, never before.
 	ss.mu.Lock()
 	c.toolsChanged = p.Notifications.ToolsListChanged && ss.srv.ListChanged
-	ss.out.send(encodeNotification("notifications/subscriptions/acknowledged", &ackParams{
+	ss.sendAlways(rq.out, encodeNotification("notifications/subscriptions/acknowledged", &ackParams{
 		Notifications: subscriptionFilter{ToolsListChanged: c.toolsChanged},
 		Meta:          subscriptionMeta{rq.id},
-	}))
+	}), nil)
 	ss.mu.Unlock()
 	<-ctx.Done() // the client cancelled it, or the session stopped
 	return &emptyResult{resultTail{Meta: &resultMeta{SubscriptionID: rq.id}}}, nil
@@ -64,13 +64,13 @@ func (ss *session) notifyToolsChanged() {
 		return
 	}
 	if ss.version.Load() != nil {
-		ss.out.send(encodeNotification("notifications/tools/list_changed", nil))
+		ss.sendAlways(ss.out, encodeNotification("notifications/tools/list_changed", nil), &ss.toolsChangedQueued)
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, c := range ss.inflight {
 		if c.toolsChanged {
-			ss.out.send(encodeNotification("notifications/tools/list_changed", &listChangedParams{Meta: subscriptionMeta{c.rq.id}}))
+			ss.sendAlways(c.rq.out, encodeNotification("notifications/tools/list_changed", &listChangedParams{Meta: subscriptionMeta{c.rq.id}}), &c.notifyQueued)
 		}
 	}
 }

@@ -54,13 +54,13 @@ type logParams struct {
 	Data   jsontext.Value `json:"data"`
 }
 
-// sendLog sends notifications/message.
-func (ss *session) sendLog(level LogLevel, logger string, data any) {
+// sendLog sends notifications/message to out, when there is room.
+func (ss *session) sendLog(out sink, level LogLevel, logger string, data any) {
 	d, err := json.Marshal(data, encodeOpts)
 	if err != nil {
 		d, _ = json.Marshal(fmt.Sprint(data), encodeOpts)
 	}
-	ss.out.send(encodeNotification("notifications/message", &logParams{Level: level.String(), Logger: logger, Data: d}))
+	ss.notify(out, encodeNotification("notifications/message", &logParams{Level: level.String(), Logger: logger, Data: d}), nil)
 }
 
 // ClientLog sends a log message about the request ctx belongs to, to the
@@ -78,7 +78,7 @@ func ClientLog(ctx context.Context, level LogLevel, logger string, data any) {
 		min = c.rq.logLevel
 	}
 	if level >= min {
-		c.ss.sendLog(level, logger, data)
+		c.ss.sendLog(c.rq.out, level, logger, data)
 	}
 }
 

@@ -148,6 +148,26 @@ func (ts *ToolSet) Equal(other *ToolSet) bool {
 type Content struct {
 	Type string `json:"type"` // "text"
 	Text string `json:"text"`
+	// JSON, when set, is the block's text as the JSON bytes it is, sent
+	// as a string without being copied into Text (see JSONResult).
+	JSON jsontext.Value `json:"-"`
+}
+
+// MarshalJSONTo encodes the block as MCP says, its text from JSON when
+// that is set.
+func (c Content) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return json.MarshalEncode(enc, struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{c.Type, c.String()})
+}
+
+// String returns the block's text.
+func (c Content) String() string {
+	if c.JSON != nil {
+		return string(c.JSON)
+	}
+	return c.Text
 }
 
 // CallToolResult is the outcome of running a tool.
@@ -157,6 +177,19 @@ type CallToolResult struct {
 	// the field (2025-06-18 and later).
 	StructuredContent jsontext.Value `json:"structuredContent,omitzero"`
 	IsError           bool           `json:"isError,omitzero"`
+}
+
+// JSONResult returns the result of a tool whose output is the JSON value
+// v: one text block holding v as text, and v as structured content when
+// it is an object, both written from v's bytes. Those bytes are not
+// counted against the session's budget: the provider counted them as it
+// read them (CallToolRequest.Hold). v must not change.
+func JSONResult(v jsontext.Value) *CallToolResult {
+	res := &CallToolResult{Content: []Content{{Type: "text", JSON: v}}}
+	if v.Kind() == '{' {
+		res.StructuredContent = v
+	}
+	return res
 }
 
 // TextResult returns a result holding one text block.
@@ -171,6 +204,11 @@ type CallToolRequest struct {
 	Arguments jsontext.Value
 	// ProtocolVersion is the version in force for this request.
 	ProtocolVersion string
+	// Hold counts the bytes held for this call against the session's
+	// budget: a provider grows it as it reads what the result will
+	// carry, waiting when the budget is full. It is released once the
+	// response is written.
+	Hold *Hold
 }
 
 // ToolProvider is what the server needs from the tool table.

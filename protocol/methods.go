@@ -98,10 +98,10 @@ var methods = map[string]methodInfo{
 	"notifications/cancelled":   row(notification, (*session).cancelled),
 }
 
-// dispatch routes one request or notification. Its response goes to the
-// client, or into b when the request is part of a batch: for a batch,
-// every element is answered exactly once, with nil for those that get no
-// response.
+// dispatch routes one request or notification. Its response goes to
+// rq.out, or into b when the request is part of a batch: for a batch,
+// every element is answered exactly once, with nothing for those that
+// get no response.
 func (ss *session) dispatch(ctx context.Context, rq *request, b *batch) {
 	info, ok := methods[rq.method]
 	if rq.id == nil {
@@ -112,7 +112,7 @@ func (ss *session) dispatch(ctx context.Context, rq *request, b *batch) {
 		} else {
 			_, _ = info.handle(ss, ctx, rq, p)
 		}
-		ss.reply(b, rq, nil)
+		ss.reply(b, rq, outMsg{})
 		return
 	}
 	if !ok || info.flags&notification != 0 {
@@ -120,6 +120,7 @@ func (ss *session) dispatch(ctx context.Context, rq *request, b *batch) {
 		return
 	}
 	p, err := info.decode(rq.params, rq.lenient)
+	rq.params = nil // decoded into p: not held twice
 	if err != nil {
 		err = fmt.Errorf("%w: %s: %s", ErrInvalidParams, rq.method, describe(err))
 		ss.reply(b, rq, ss.encode(rq, info, nil, err))
@@ -151,17 +152,23 @@ func (ss *session) handle(ctx context.Context, rq *request, info methodInfo, p p
 
 // encode encodes the response to rq: its result, in the era's shape, or
 // its error.
-func (ss *session) encode(rq *request, info methodInfo, res result, err error) []byte {
+func (ss *session) encode(rq *request, info methodInfo, res result, err error) outMsg {
 	if err == nil {
 		ss.finishModern(res.tail(), rq, info.flags)
 		var b []byte
-		if list, ok := res.(*listToolsResult); ok {
-			b, err = encodeList(rq.id, list)
-		} else {
+		switch r := res.(type) {
+		case *listToolsResult:
+			b, err = encodeList(rq.id, r)
+		case *callToolResult:
+			var m outMsg
+			if m, err = encodeCallResult(rq.id, r); err == nil {
+				return m
+			}
+		default:
 			b, err = encodeResult(rq.id, res)
 		}
 		if err == nil {
-			return b
+			return msgOf(b, nil)
 		}
 		err = fmt.Errorf("encoding the result: %w", err)
 	}
@@ -174,15 +181,24 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) [
 	default:
 		ss.log.Debug().Err(err).Str("method", rq.method).Msg("request refused")
 	}
-	return encodeError(rq.id, we)
+	return errorMsg(rq.id, we)
 }
 
-// reply sends the response to rq (nil for none) to the client, or into b.
-func (ss *session) reply(b *batch, rq *request, resp []byte) {
-	if b != nil {
-		b.add(rq.pos, rq.id, resp)
-	} else if resp != nil {
-		ss.out.send(resp)
+// errorMsg is the error response to id.
+func errorMsg(id jsontext.Value, e *Error) outMsg { return msgOf(encodeError(id, e), nil) }
+
+// reply sends the response to rq (none when m has no parts) to rq.out, or
+// into b. The request's bytes are held until the response is written.
+func (ss *session) reply(b *batch, rq *request, m outMsg) {
+	switch {
+	case b != nil:
+		b.add(rq, m)
+	case m.parts == nil:
+		rq.hold.finish()
+	default:
+		rq.hold.charge(m.uncounted())
+		m.done = rq.hold.finish
+		rq.out.send(m)
 	}
 }
 

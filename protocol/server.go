@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
 	"sync"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 const (
 	DefaultMaxMessageSize   = 32 << 20
 	DefaultMaxInFlight      = 256
-	DefaultMaxPendingBytes  = 16 << 20
+	DefaultMaxHeldBytes     = 64 << 20
 	DefaultShutdownGrace    = 5 * time.Second
 	DefaultProgressInterval = 5 * time.Second
 	DefaultPageSize         = 2000
@@ -48,17 +47,17 @@ type Server struct {
 	// requests; past that the reader waits, which pushes back on the
 	// client.
 	MaxInFlight int
-	// MaxPendingBytes bounds the memory a session holds for a client that
-	// reads slowly or not at all (default 16 MiB): the bytes of responses
-	// and notifications produced but not yet written. At the bound, the
-	// reader stops reading requests and tool calls wait before they start,
-	// until the writer has made room. Calls already running still finish,
-	// so the bytes held may pass the bound by what those calls return (at
-	// most MaxInFlight results); a message larger than the bound is still
-	// written once nothing else is pending. A 2025-03-26 batch's responses
-	// are bounded by it too: an element whose response would take the
-	// batch past it is answered with an error instead.
-	MaxPendingBytes int
+	// MaxHeldBytes bounds the bytes a session holds on behalf of its
+	// requests (default 64 MiB): their arguments, the backend's replies
+	// while they are read, and responses and notifications until the
+	// client reads them. Past it the session reads no more requests,
+	// calls wait before they read more of a reply (but the oldest, which
+	// always goes on), and notifications are dropped. A single message
+	// larger than the bound still goes through, alone.
+	MaxHeldBytes int
+	// MaxTotalHeldBytes bounds the same bytes for every session of the
+	// server together (default: MaxHeldBytes, which suits one session).
+	MaxTotalHeldBytes int
 	// ShutdownGrace bounds how long Serve waits for in-flight calls once
 	// its context is cancelled (default 5 s).
 	ShutdownGrace time.Duration
@@ -72,6 +71,18 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
+	budget   *budget // the total, made by the first session
+}
+
+// total returns the server's budget, which every session's draws on.
+func (s *Server) total() *budget {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.budget == nil {
+		limit := orDefault(s.MaxTotalHeldBytes, orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes))
+		s.budget = newBudget(int64(limit), nil)
+	}
+	return s.budget
 }
 
 func orDefault[T int | time.Duration](v, def T) T {
@@ -94,7 +105,7 @@ func (s *Server) NotifyToolsChanged() {
 func (s *Server) Log(level LogLevel, logger string, data any) {
 	for _, ss := range s.liveSessions() {
 		if int32(level) >= ss.logLevel.Load() {
-			ss.sendLog(level, logger, data)
+			ss.sendLog(ss.out, level, logger, data)
 		}
 	}
 }
@@ -126,27 +137,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	if s.Logger != nil {
 		log = *s.Logger
 	}
-	ss := &session{
-		srv:      s,
-		log:      log,
-		out:      newOutbox(w, orDefault(s.MaxPendingBytes, DefaultMaxPendingBytes)),
-		admitted: make(chan struct{}, 2*orDefault(s.MaxInFlight, DefaultMaxInFlight)),
-		sem:      make(chan struct{}, orDefault(s.MaxInFlight, DefaultMaxInFlight)),
-		stopped:  make(chan struct{}),
-		inflight: make(map[string]*call),
-		runner:   newRunner(),
-	}
-	ss.out.yield = func() {
-		// With many calls running, responses come in runs: yielding once
-		// lets the calls that are ready queue theirs, so that one write
-		// carries several (each write is a system call here and a wake-up
-		// in the client), which makes most of the cost of a call under
-		// pipelined load.
-		if len(ss.sem) > coalesceFrom {
-			runtime.Gosched()
-		}
-	}
-	ss.logLevel.Store(int32(logOff))
+	out := newOutbox(w)
+	ss := s.newSession(out, log)
 	s.mu.Lock()
 	if s.sessions == nil {
 		s.sessions = make(map[*session]struct{})
@@ -158,5 +150,5 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		delete(s.sessions, ss)
 		s.mu.Unlock()
 	}()
-	return ss.serve(ctx, r)
+	return ss.serve(ctx, r, out)
 }

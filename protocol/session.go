@@ -3,21 +3,25 @@ package protocol
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
 )
 
-// session is the state of one stream.
+// session is the state of one client: the protocol version it negotiated,
+// its log level, its calls in flight and its listen streams. A transport
+// feeds it messages with handleLine, each with the sink its response goes
+// to; out takes the messages that belong to no request.
+//
+// Lock order: ss.mu before a budget's root lock; neither is held while
+// sending.
 type session struct {
 	srv    *Server
 	log    zerolog.Logger
-	out    *outbox
+	budget *budget
+	out    sink
 	runner *runner
 
 	admitted chan struct{} // one place per tool call running or in line
@@ -33,6 +37,16 @@ type session struct {
 	version    atomic.Pointer[string] // negotiated legacy version; nil before initialize
 	modernSeen atomic.Bool            // a modern (2026-07-28) request was served
 	logLevel   atomic.Int32           // minimum level sent to the client; logOff when disabled
+	dropped    atomic.Int64           // notifications dropped for want of room
+
+	toolsChangedQueued atomic.Bool // a notifications/tools/list_changed is queued and not yet written
+}
+
+// sink takes the messages of a request, or of a session, for the client.
+// send never blocks: what it is given was counted against the budget, and
+// is released by whoever writes or drops it.
+type sink interface {
+	send(m outMsg)
 }
 
 // coalesceFrom is the number of running calls above which the writer
@@ -46,76 +60,39 @@ const coalesceFrom = 8
 // holds a goroutine: a client needs one or two.
 const maxListens = 64
 
-func (ss *session) serve(ctx context.Context, r io.Reader) error {
-	// Calls keep ctx's values but not its cancellation: cancelling Serve's
-	// ctx ends them only after the grace period, through cancelCalls.
-	base := context.WithoutCancel(ctx)
-	defer close(ss.runner.stop)
-	grace := orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace)
-
-	// The writer is owned by serve, which waits for it below.
-	go ss.out.run()
-	// The reader is owned by serve: it ends at EOF, on a read error, or
-	// once the session stops. After a cancellation serve does not wait for
-	// it (a blocked Read cannot be interrupted), but it starts no call
-	// once stopping is set.
-	readDone := make(chan error, 1)
-	go func() { readDone <- ss.read(base, r) }()
-
-	var readErr error
-	select {
-	case readErr = <-readDone:
-	case <-ctx.Done():
-	case <-ss.out.done:
+func (s *Server) newSession(out sink, log zerolog.Logger) *session {
+	inFlight := orDefault(s.MaxInFlight, DefaultMaxInFlight)
+	ss := &session{
+		srv:      s,
+		log:      log,
+		budget:   newBudget(int64(orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes)), s.total()),
+		out:      out,
+		admitted: make(chan struct{}, 2*inFlight),
+		sem:      make(chan struct{}, inFlight),
+		stopped:  make(chan struct{}),
+		inflight: make(map[string]*call),
+		runner:   newRunner(),
 	}
-	ss.stop()
+	ss.logLevel.Store(int32(logOff))
+	return ss
+}
 
-	// The calls in flight finish: without limit after EOF (each call is
-	// bounded by its own timeout), within the grace period on shutdown,
-	// which may also come while they finish (a client closes stdin, then
-	// signals). A failed write cancels them at once.
-	callsDone := make(chan struct{})
-	go func() { ss.calls.Wait(); close(callsDone) }() // ends when every call has returned
-	select {
-	case <-callsDone:
-	case <-ss.out.done:
-	case <-ctx.Done():
-		select {
-		case <-callsDone:
-		case <-ss.out.done:
-		case <-time.After(grace):
-			ss.log.Warn().Msg("shutdown grace period over, cancelling calls in flight")
+// stop refuses new calls and ends the listen streams, which never end by
+// themselves, so that their final results are written with the other
+// responses.
+func (ss *session) stop() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.stopping {
+		return
+	}
+	ss.stopping = true
+	close(ss.stopped)
+	for _, c := range ss.inflight {
+		if c.info.flags&stream != 0 {
+			c.cancel()
 		}
 	}
-	ss.cancelCalls()
-	// On shutdown, neither a tool provider that ignores cancellation nor a
-	// client that stopped reading keeps Serve from returning.
-	wait := func(done <-chan struct{}) bool {
-		if ctx.Err() == nil {
-			<-done
-			return true
-		}
-		select {
-		case <-done:
-			return true
-		case <-time.After(grace):
-			return false
-		}
-	}
-	if !wait(callsDone) {
-		return errors.New("calls in flight did not end at shutdown")
-	}
-	ss.out.close()
-	if !wait(ss.out.done) {
-		return errors.New("stdout blocked at shutdown: responses could not be written")
-	}
-	if ss.out.err != nil {
-		return fmt.Errorf("writing to the client: %w", ss.out.err)
-	}
-	if readErr != nil {
-		return fmt.Errorf("reading from the client: %w", readErr)
-	}
-	return nil
 }
 
 // cancelCalls cancels every call in flight. Each call's context is its
@@ -129,40 +106,50 @@ func (ss *session) cancelCalls() {
 	}
 }
 
-// stop refuses new calls and ends the listen streams, which never end by
-// themselves, so that their final results are written with the other
-// responses.
-func (ss *session) stop() {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	ss.stopping = true
-	close(ss.stopped)
-	for _, c := range ss.inflight {
-		if c.info.flags&stream != 0 {
-			c.cancel()
-		}
+// notify sends a notification to out when the budget has room for it,
+// and when queued, if given, is not set already (a notification of the
+// same kind is still queued: one says as much as two). Otherwise it is
+// dropped, and counted: a client that does not read must not make the
+// bridge hold notifications without bound. It reports whether it sent.
+func (ss *session) notify(out sink, msg []byte, queued *atomic.Bool) bool {
+	if queued != nil && !queued.CompareAndSwap(false, true) {
+		return false
 	}
+	if !ss.budget.tryTake(len(msg)) {
+		if queued != nil {
+			queued.Store(false)
+		}
+		if d := ss.dropped.Add(1); d&(d-1) == 0 { // a line at 1, 2, 4, 8, … dropped
+			ss.log.Warn().Int64("dropped", d).Msg("client not reading: notifications dropped")
+		}
+		return false
+	}
+	ss.sendTaken(out, msg, queued)
+	return true
 }
 
-// read reads and handles lines until the input ends or the session stops.
-// It waits for room before each line: a client that does not read its
-// responses gets no more of them.
-func (ss *session) read(ctx context.Context, r io.Reader) error {
-	lr := newLineReader(r, orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize))
-	for ss.out.waitRoom(ss.stopped) {
-		line, tooLong, err := lr.next()
-		if tooLong {
-			ss.tooLong(line, lr.tail)
-		} else {
-			ss.handleLine(ctx, line)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
+// sendAlways sends a small notification the client must not miss (an
+// acknowledgement, a change of a list), whatever room the budget has:
+// with queued set while one of its kind is queued, their number is
+// bounded too.
+func (ss *session) sendAlways(out sink, msg []byte, queued *atomic.Bool) {
+	if queued != nil && !queued.CompareAndSwap(false, true) {
+		return
 	}
-	return nil
+	ss.budget.take(len(msg))
+	ss.sendTaken(out, msg, queued)
+}
+
+// sendTaken sends msg, whose bytes the budget counts, and releases them
+// (and clears queued) once it is written or dropped.
+func (ss *session) sendTaken(out sink, msg []byte, queued *atomic.Bool) {
+	n := len(msg)
+	out.send(msgOf(msg, func() {
+		ss.budget.give(n)
+		if queued != nil {
+			queued.Store(false)
+		}
+	}))
 }
 
 // tooLong answers a message longer than the limit, of which prefix is
@@ -170,7 +157,7 @@ func (ss *session) read(ctx context.Context, r io.Reader) error {
 // the end shows it as the object's last member. A response from the
 // client, a notification, or a message whose id does not show, is not
 // answered.
-func (ss *session) tooLong(prefix, tail []byte) {
+func (ss *session) tooLong(out sink, prefix, tail []byte) {
 	max := orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize)
 	ss.log.Warn().Int("max_bytes", max).Msg("message too long")
 	id, response := idFromPrefix(prefix)
@@ -178,30 +165,36 @@ func (ss *session) tooLong(prefix, tail []byte) {
 		id = idAtEnd(tail)
 	}
 	if id != nil && !response {
-		ss.out.send(encodeError(id, &Error{
+		h := ss.budget.newHold()
+		ss.reply(nil, &request{id: id, out: out, hold: h}, errorMsg(id, &Error{
 			Code:    CodeInvalidRequest,
 			Message: fmt.Sprintf("message longer than %d bytes; raise --max-message-size to accept it", max),
 		}))
 	}
 }
 
-// handleLine handles one line: a message or a batch.
-func (ss *session) handleLine(ctx context.Context, line []byte) {
+// handleLine handles one line: a message or a batch, whose responses go
+// to out. The bytes of each request are counted against the budget until
+// it is answered.
+func (ss *session) handleLine(ctx context.Context, out sink, line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
 	}
 	if line[0] == '[' {
-		ss.handleBatch(ctx, line)
+		ss.handleBatch(ctx, out, line)
 		return
 	}
 	rq, ignore, errID, err := decodeMessage(line)
+	rq.out, rq.hold = out, ss.budget.newHold()
+	rq.hold.charge(len(line))
 	switch {
 	case err != nil:
 		ss.log.Debug().Err(err).Msg("bad message")
-		ss.out.send(encodeError(errID, WireError(err)))
+		ss.reply(nil, &rq, errorMsg(errID, WireError(err)))
 	case ignore:
 		ss.log.Debug().Msg("ignoring a response or an unreadable notification from the client")
+		rq.hold.finish()
 	default:
 		ss.dispatch(ctx, &rq, nil)
 	}

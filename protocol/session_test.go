@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -462,27 +463,33 @@ func TestListenStreamsDoNotStarveCalls(t *testing.T) {
 }
 
 // A client that stops reading while large results arrive gets
-// backpressure: the reader stops, and calls wait before they start, so
-// the bytes held for it stay at the bound (plus what calls already
-// running return), instead of growing with every request.
-func TestPendingBytesAreBounded(t *testing.T) {
+// backpressure: the reader stops, and calls wait before they hold more of
+// a result, so the bytes held for it stay at the bound (plus the oldest
+// call's result), instead of growing with every request.
+func TestHeldBytesAreBounded(t *testing.T) {
 	const (
 		limit    = 1 << 20
 		result   = 100 << 10
-		inFlight = 2
+		inFlight = 8
 		calls    = 100
 	)
 	synctest.Test(t, func(t *testing.T) {
 		var started atomic.Int32
-		big := strings.Repeat("x", result)
+		big := jsontext.Value(`"` + strings.Repeat("x", result-2) + `"`)
 		ft := &fakeTools{set: testTools(), calls: map[string]func(context.Context, *CallToolRequest) (*CallToolResult, error){
-			"t_plain": func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+			"t_plain": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 				started.Add(1)
-				return TextResult(big, false), nil
+				// As the socket client reads a reply: counted, then held.
+				for n := 0; n < result; n += 16 << 10 {
+					if err := req.Hold.Grow(ctx, 16<<10); err != nil {
+						return nil, err
+					}
+				}
+				return JSONResult(bytes.Clone(big)), nil
 			},
 		}}
 		srv := newTestServer(ft)
-		srv.MaxPendingBytes, srv.MaxInFlight = limit, inFlight
+		srv.MaxHeldBytes, srv.MaxInFlight = limit, inFlight
 		var g *gate
 		s := startSessionTo(t, t.Context(), srv, Version20251125, func(w io.Writer) io.Writer { g = newGate(w); return g })
 		sent := make(chan struct{})
@@ -495,9 +502,8 @@ func TestPendingBytesAreBounded(t *testing.T) {
 			}
 		}()
 		synctest.Wait() // the client sends until the server stops reading
-		pending := srv.pendingBytes()
-		if pending < limit || pending > limit+(inFlight+1)*(result+100) {
-			t.Errorf("%d bytes pending, want the bound of %d and at most %d calls' results more", pending, limit, inFlight+1)
+		if held := srv.heldBytes(); held < limit-(16<<10) || held > limit+result+(64<<10) {
+			t.Errorf("%d bytes held, want the bound of %d, and at most one result more", held, limit)
 		}
 		if n := started.Load(); n == calls {
 			t.Errorf("all %d calls ran for a client that reads nothing", n)
@@ -507,6 +513,9 @@ func TestPendingBytesAreBounded(t *testing.T) {
 		got, err := s.close()
 		if len(got) != calls || err != nil {
 			t.Errorf("%d responses, want %d; Serve: %v", len(got), calls, err)
+		}
+		if held := srv.heldBytes(); held != 0 {
+			t.Errorf("%d bytes still counted once every response was written", held)
 		}
 	})
 }
@@ -521,7 +530,7 @@ func TestABatchOfManyListsIsBounded(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		srv := newTestServer(&fakeTools{set: NewToolSet(tools)})
-		srv.MaxPendingBytes = limit
+		srv.MaxHeldBytes = limit
 		s := startSession(t, t.Context(), srv, Version20250326)
 		s.exchange(initLine(1, Version20250326))
 		var elems []string
@@ -642,6 +651,52 @@ func TestAPanicIsLoggedOnce(t *testing.T) {
 		s.close()
 		if n := strings.Count(logs.String(), "\n"); n != 1 || !strings.Contains(logs.String(), "panicked") {
 			t.Errorf("%d error lines, want the panic once:\n%s", n, logs.String())
+		}
+	})
+}
+
+// Progress heartbeats for a client that does not read are not queued
+// without bound: one per call at most waits to be written, and none when
+// the budget is full; the calls are answered once the client reads.
+func TestHeartbeatsForAClientThatDoesNotReadAreBounded(t *testing.T) {
+	const (
+		limit = 4 << 20
+		token = 256 << 10 // a big progress token: each heartbeat echoes it
+		calls = 64
+	)
+	synctest.Test(t, func(t *testing.T) {
+		srv := newTestServer(nil)
+		srv.MaxHeldBytes, srv.ProgressInterval = limit, time.Second
+		var g *gate
+		s := startSessionTo(t, t.Context(), srv, Version20251125, func(w io.Writer) io.Writer { g = newGate(w); return g })
+		tok := `"` + strings.Repeat("p", token) + `"`
+		sent := make(chan struct{})
+		go func() { // until the reader stops: the requests fill the budget too
+			defer close(sent)
+			for i := range calls {
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t_slow","arguments":{"s":60},"_meta":{"progressToken":%s}}}`, i, tok)
+				s.checker.ClientLine([]byte(line))
+				io.WriteString(s.in, line+"\n")
+			}
+		}()
+		for range 30 { // half a minute of heartbeats, every second
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if held := srv.heldBytes(); held > limit+2*token {
+				t.Fatalf("%d bytes held after queued heartbeats, past the bound of %d", held, limit)
+			}
+		}
+		close(g.open)
+		<-sent
+		got, err := s.close()
+		results := 0
+		for _, l := range got {
+			if strings.Contains(l, `"result"`) {
+				results++
+			}
+		}
+		if results != calls || err != nil {
+			t.Errorf("%d results, want %d; Serve: %v", results, calls, err)
 		}
 	})
 }

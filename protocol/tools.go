@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -136,11 +137,11 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		// valid request id. Anything else (null, which some clients send
 		// for "none", an object, a fraction) is no token: echoed, it would
 		// make notifications the client finds invalid.
-		stop := ss.heartbeat(token)
+		stop := ss.heartbeat(rq.out, token)
 		defer stop()
 	}
 	start := time.Now()
-	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version})
+	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold})
 	if err != nil {
 		return nil, err
 	}
@@ -158,9 +159,11 @@ type progressParams struct {
 	Message       string         `json:"message"`
 }
 
-// heartbeat sends notifications/progress every ProgressInterval until
-// stop is called. Some hosts reset their request timeout on progress.
-func (ss *session) heartbeat(token jsontext.Value) (stop func()) {
+// heartbeat sends notifications/progress to out every ProgressInterval
+// until stop is called. Some hosts reset their request timeout on
+// progress. A heartbeat is skipped while the last is still queued, or
+// when the budget has no room: it only says the call is alive.
+func (ss *session) heartbeat(out sink, token jsontext.Value) (stop func()) {
 	interval := orDefault(ss.srv.ProgressInterval, DefaultProgressInterval)
 	if interval < 0 {
 		return func() {}
@@ -173,6 +176,7 @@ func (ss *session) heartbeat(token jsontext.Value) (stop func()) {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		start := time.Now()
+		var queued atomic.Bool
 		for n := 1; ; n++ {
 			select {
 			case <-done:
@@ -180,8 +184,54 @@ func (ss *session) heartbeat(token jsontext.Value) (stop func()) {
 			case <-t.C:
 			}
 			msg := fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds()))
-			ss.out.send(encodeNotification("notifications/progress", &progressParams{token, n, msg}))
+			ss.notify(out, encodeNotification("notifications/progress", &progressParams{token, n, msg}), &queued)
 		}
 	}()
 	return func() { close(done); <-exited }
+}
+
+// encodeCallResult encodes a tools/call response. A result whose one
+// content block is JSON bytes (JSONResult) is written from those bytes,
+// and so is the structured content that shares them: the response is a
+// message in parts around them, so that a large result is held once, as
+// it was read.
+func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
+	if len(res.Content) != 1 || res.Content[0].JSON == nil {
+		b, err := encodeResult(id, res)
+		return msgOf(b, nil), err
+	}
+	text := res.Content[0].JSON
+	// The bytes around the shared ones, each made by the encoder:
+	// {"jsonrpc":…,"result":{"content":[  …  ]}}
+	head, err := encodeResult(id, &struct {
+		Content []Content `json:"content"`
+	}{})
+	if err != nil {
+		return outMsg{}, err
+	}
+	head = append(head[:len(head)-len("]}}")], `{"type":"text","text":"`...)
+	after, err := json.Marshal(&struct {
+		IsError bool `json:"isError,omitzero"`
+		resultTail
+	}{res.IsError, res.resultTail}, encodeOpts)
+	if err != nil {
+		return outMsg{}, err
+	}
+	closing := []byte(`"}]`)
+	parts := []part{{b: head}, {b: text, quoted: true, counted: true}}
+	if sc := res.StructuredContent; sc != nil {
+		closing = append(closing, `,"structuredContent":`...)
+		parts = append(parts, part{b: closing}, part{b: sc, counted: sameBytes(sc, text)})
+		closing = nil
+	}
+	if len(after) > len("{}") {
+		closing = append(closing, ',')
+	}
+	closing = append(append(closing, after[1:]...), '}') // the members after content, and the message's end
+	return outMsg{parts: append(parts, part{b: closing})}, nil
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -30,12 +30,12 @@ var update = flag.Bool("update", false, "rewrite the server lines of testdata/tr
 // server line is checked against the MCP schema of its version. Run with
 // -update to rewrite the server sections, and review the diff like code.
 type transcriptConfig struct {
-	Version         string // the session's version before initialize (default LatestLegacyVersion)
-	Instructions    string
-	NoListChanged   bool
-	PageSize        int
-	Tools           int // this many generated tools instead of testTools
-	MaxPendingBytes int
+	Version       string // the session's version before initialize (default LatestLegacyVersion)
+	Instructions  string
+	NoListChanged bool
+	PageSize      int
+	Tools         int // this many generated tools instead of testTools
+	MaxHeldBytes  int
 }
 
 func TestTranscripts(t *testing.T) {
@@ -103,7 +103,7 @@ func runTranscript(t *testing.T, cfg transcriptConfig, client []string) []string
 	srv.Instructions = cfg.Instructions
 	srv.ListChanged = !cfg.NoListChanged
 	srv.PageSize = cfg.PageSize
-	srv.MaxPendingBytes = cfg.MaxPendingBytes
+	srv.MaxHeldBytes = cfg.MaxHeldBytes
 	version := cfg.Version
 	if version == "" {
 		version = LatestLegacyVersion

@@ -51,6 +51,10 @@ func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) 
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
+	if req.Hold != nil {
+		// The reply is counted as it is read, against the session's budget.
+		ctx = socketclient.WithBudget(ctx, req.Hold)
+	}
 	res, outcome := r.run(ctx, e, objectArgs(req.Arguments))
 	ev := r.log.Debug()
 	if res.IsError {
@@ -228,8 +232,8 @@ func (r *Registry) stopped(ctx context.Context, e *Entry, when string) (*protoco
 }
 
 // success maps a backend result: the JSON as text, plus structured
-// content when it is an object, checked against the outputSchema when
-// the tool declares one.
+// content when it is an object, both from the one copy of the bytes
+// read, checked against the outputSchema when the tool declares one.
 func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
 	if output != nil {
 		vs, err := r.check(ctx, output, result)
@@ -248,11 +252,7 @@ func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Sch
 				e.Name, detail), true), outcomeContractBroken
 		}
 	}
-	res := protocol.TextResult(string(result), false)
-	if result.Kind() == '{' {
-		res.StructuredContent = result
-	}
-	return res, outcomeOK
+	return protocol.JSONResult(result), outcomeOK
 }
 
 // failure maps a backend failure to a result a model can act on.

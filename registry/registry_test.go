@@ -156,7 +156,7 @@ func call(t *testing.T, r *Registry, name, args string) *protocol.CallToolResult
 func resultText(r *protocol.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
-		b.WriteString(c.Text)
+		b.WriteString(c.String())
 	}
 	return b.String()
 }
@@ -510,7 +510,7 @@ func TestTheBackendGetsTheCallTimeout(t *testing.T) {
 	if left <= 2*time.Second || left > 3*time.Second {
 		t.Errorf("the backend's context had %v left, want the 3s call timeout", left)
 	}
-	if !res.IsError || !strings.Contains(res.Content[0].Text, "did not answer notes.any within 3s") {
+	if !res.IsError || !strings.Contains(res.Content[0].String(), "did not answer notes.any within 3s") {
 		t.Errorf("result = %+v, want the timeout message", res)
 	}
 }

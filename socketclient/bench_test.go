@@ -130,7 +130,7 @@ func BenchmarkDecodeReply(b *testing.B) {
 			b.SetBytes(int64(len(bc.line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := decodeReply(bc.line); err != nil {
+				if _, _, err := decodeReply(bc.line); err != nil {
 					b.Fatal(err)
 				}
 			}

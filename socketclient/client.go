@@ -122,11 +122,12 @@ func (c *Client) Close() error {
 }
 
 // Call sends method with params and returns the backend's result. params
-// must be valid JSON; they go out compact, strings and numbers as
-// written, and empty params are left out. The result is the backend's
+// must be valid JSON; they go out as they are (compacted if they hold a
+// line break), and empty params are left out. The result is the backend's
 // bytes, except that a result holding invalid UTF-8 is compacted with
 // each invalid byte replaced by U+FFFD, so that it can be passed on as
-// JSON text; so is an error's data.
+// JSON text; so is an error's data. The reply's bytes are counted, as
+// they are read, against the Budget of ctx (see WithBudget).
 //
 // The call is bounded by ctx: on cancellation or deadline it returns
 // promptly with an error wrapping ctx.Err(). Failures are an *RPCError (the
@@ -147,14 +148,16 @@ func (c *Client) Call(ctx context.Context, method string, params jsontext.Value)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("backend call: %w", err)
 	}
-	req, err := encodeRequest(id, method, params)
-	if err != nil {
-		return nil, err
-	}
 	if err := c.takeSlot(ctx); err != nil {
 		return nil, err
 	}
 	defer func() { <-c.slots }()
+	// Made once a connection is at hand: a call that waits for one holds
+	// no copy of its params.
+	req, err := requestLine(id, method, params)
+	if err != nil {
+		return nil, err
+	}
 	for {
 		cn, pooled, err := c.get(ctx)
 		if err != nil {
@@ -249,4 +252,25 @@ func (c *Client) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
+}
+
+// Budget bounds the bytes a call's reply may hold. protocol.Hold is one.
+type Budget interface {
+	// Grow counts n more bytes, waiting while there is no room for them;
+	// it fails only when ctx ends first.
+	Grow(ctx context.Context, n int) error
+}
+
+type budgetKey struct{}
+
+// WithBudget returns a context whose calls count the bytes of their
+// replies against b as they read them, and wait for room when b is full.
+// A call without one reads within MaxReplySize alone.
+func WithBudget(ctx context.Context, b Budget) context.Context {
+	return context.WithValue(ctx, budgetKey{}, b)
+}
+
+func budgetOf(ctx context.Context) Budget {
+	b, _ := ctx.Value(budgetKey{}).(Budget)
+	return b
 }

@@ -443,7 +443,7 @@ func TestARequestANewConnectionCannotSendIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-shut // the request is written only now
-	req, _ := encodeRequest(1, "m", nil)
+	req, _ := requestLine(1, "m", nil)
 	_, unsent, err := c.roundTrip(t.Context(), cn, 1, req)
 	close(done)
 	if !unsent || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "closed the connection before the request was sent") {

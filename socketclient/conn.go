@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -174,7 +175,7 @@ func (cn *conn) usable() bool {
 // roundTrip sends one request line on cn and reads the reply to id, then
 // pools cn or closes it. On failure, unsent reports that no byte of the
 // request reached the socket, so the backend cannot have acted on it.
-func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte) (res jsontext.Value, unsent bool, err error) {
+func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req net.Buffers) (res jsontext.Value, unsent bool, err error) {
 	// The connection goes back to the pool only after a complete reply,
 	// a result or an *RPCError, and only if the context's end did not
 	// touch its deadline.
@@ -183,7 +184,12 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte)
 	// The context's end, by cancellation or by its deadline, interrupts
 	// blocked I/O by moving the connection's deadline to the past.
 	stop := context.AfterFunc(ctx, func() { cn.c.SetDeadline(aLongTimeAgo) })
-	n, err := cn.c.Write(req)
+	size := 0
+	for _, b := range req {
+		size += len(b)
+	}
+	bufs := slices.Clone(req) // WriteTo consumes its buffers; req may be sent again
+	n, err := bufs.WriteTo(cn.c)
 	if err != nil {
 		stop()
 		switch {
@@ -194,9 +200,9 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte)
 		case n == 0:
 			return nil, true, fmt.Errorf("%w at %s: the backend closed the connection before the request was sent: %w", ErrUnavailable, c.path, describe(err))
 		}
-		return nil, false, fmt.Errorf("%w: connection lost after %d of the request's %d bytes were sent: %w", ErrBadReply, n, len(req), describe(err))
+		return nil, false, fmt.Errorf("%w: connection lost after %d of the request's %d bytes were sent: %w", ErrBadReply, n, size, describe(err))
 	}
-	res, err = c.readReply(cn, id)
+	res, err = c.readReply(ctx, cn, id)
 	// If stop reports the AfterFunc already ran, it may set a past deadline
 	// at any moment, even on the next call's turn: such a connection is
 	// never reused, whatever the outcome.
@@ -210,17 +216,25 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req []byte)
 }
 
 // readReply reads lines until the reply to id, skipping blank lines and
-// notifications. It returns the result or an *RPCError, or another error.
-func (c *Client) readReply(cn *conn, id uint64) (jsontext.Value, error) {
+// notifications, counting their bytes against ctx's budget. It returns the
+// result or an *RPCError, or another error.
+func (c *Client) readReply(ctx context.Context, cn *conn, id uint64) (jsontext.Value, error) {
+	budget := budgetOf(ctx)
+	grow := func(n int) error {
+		if budget == nil {
+			return nil
+		}
+		return budget.Grow(ctx, n)
+	}
 	for {
-		line, err := readLine(cn.r, c.opts.MaxReplySize)
+		line, err := readLine(cn.r, c.opts.MaxReplySize, grow)
 		if err != nil {
 			return nil, err
 		}
 		if len(bytes.Trim(line, " \t\r")) == 0 {
 			continue
 		}
-		r, err := decodeReply(line)
+		r, result, err := decodeReply(line)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadReply, err)
 		}
@@ -237,25 +251,30 @@ func (c *Client) readReply(cn *conn, id uint64) (jsontext.Value, error) {
 		if e := r.Error; e != nil {
 			return nil, &RPCError{Code: *e.Code, Message: e.Message, Data: e.Data}
 		}
-		return r.Result, nil
+		return result, nil
 	}
 }
 
 // readLine reads one line without its newline. A line longer than max
 // bytes, not counting a final "\r", is refused as soon as that is clear,
-// so memory stays bounded by max plus the read buffer. A line the
-// connection's end cuts short is io.ErrUnexpectedEOF.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
+// so memory stays bounded by max plus the read buffer. Before it holds
+// more of the line, grow counts the bytes; its error ends the read. A line
+// the connection's end cuts short is io.ErrUnexpectedEOF.
+func readLine(r *bufio.Reader, max int, grow func(n int) error) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := r.ReadSlice('\n')
 		if len(line)+len(frag) > max+2 { // room for "\r\n"
 			return nil, errReplyTooLarge
 		}
+		if gerr := grow(len(frag)); gerr != nil {
+			return nil, gerr
+		}
 		if cap(line)-len(line) < len(frag) {
-			// Doubling, not append's gentler growth: a large reply then
-			// leaves at most its own size again behind as garbage.
-			line = append(make([]byte, 0, 2*cap(line)+len(frag)), line...)
+			// Doubling, not append's gentler growth, which would leave
+			// several times a large reply behind as garbage; but never
+			// past what the line may hold.
+			line = append(make([]byte, 0, min(2*cap(line)+len(frag), max+2)), line...)
 		}
 		line = append(line, frag...)
 		switch {

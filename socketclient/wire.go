@@ -4,43 +4,63 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// request is a JSON-RPC 2.0 request line as sent.
+// request is the head of a JSON-RPC 2.0 request line as sent; the params
+// follow it.
 type request struct {
-	JSONRPC string         `json:"jsonrpc"`
-	ID      uint64         `json:"id"`
-	Method  string         `json:"method"`
-	Params  jsontext.Value `json:"params,omitzero"`
+	JSONRPC string `json:"jsonrpc"`
+	ID      uint64 `json:"id"`
+	Method  string `json:"method"`
 }
 
-// encodeRequest returns the request line, newline included. Marshalling
-// checks params and writes them compact, so params that hold newlines
-// cannot split the line, with their strings as they were written; empty
-// params are left out, since a method without parameters may reject
-// "params": {}.
-func encodeRequest(id uint64, method string, params jsontext.Value) ([]byte, error) {
+// requestLine returns the request line, newline included, in parts
+// written one after the other: params go out as they are, without a copy,
+// unless they hold a line break, which would split the line, and are then
+// compacted. Strings and numbers are sent as written. Empty params are left
+// out, since a method without parameters may reject "params": {}.
+func requestLine(id uint64, method string, params jsontext.Value) (net.Buffers, error) {
 	if len(bytes.Trim(params, " \t\r\n")) == 0 {
 		params = nil
 	}
-	line, err := json.Marshal(request{JSONRPC: "2.0", ID: id, Method: method, Params: params}, jsontext.PreserveRawStrings(true))
+	head, err := json.Marshal(request{JSONRPC: "2.0", ID: id, Method: method})
 	if err != nil {
 		return nil, fmt.Errorf("encode backend request: %w", err)
 	}
-	return append(line, '\n'), nil
+	if params == nil {
+		return net.Buffers{append(head, '\n')}, nil
+	}
+	if !params.IsValid() {
+		// Decoding says why, in the words the library uses for values.
+		err := json.Unmarshal(params, new(jsontext.Value))
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return nil, fmt.Errorf("encode backend request: params: %w", err)
+	}
+	if bytes.ContainsAny(params, "\r\n") {
+		params = bytes.Clone(params)
+		if err := params.Compact(); err != nil {
+			return nil, fmt.Errorf("encode backend request: params: %w", err)
+		}
+	}
+	head = append(head[:len(head)-1], `,"params":`...) // {"jsonrpc":…,"method":… then params
+	return net.Buffers{head, params, []byte("}\n")}, nil
 }
 
 // reply is one message from the backend. A member that is absent stays
 // nil; a null one is the literal null (for error, a nil pointer: an
 // "error": null beside a result, as JSON-RPC 1.0 servers send it, is no
-// error).
+// error). Result is the bytes of the line it was decoded from: a large
+// result is not copied.
 type reply struct {
 	ID     jsontext.Value `json:"id"`
 	Method jsontext.Value `json:"method"`
-	Result jsontext.Value `json:"result"`
+	Result span           `json:"result"`
 	Error  *struct {
 		Code    *int64         `json:"code"`
 		Message string         `json:"message"`
@@ -48,55 +68,75 @@ type reply struct {
 	} `json:"error"`
 }
 
+// span records where a member's value lies in the decoded input, so that
+// it can be taken from the input instead of copied out.
+type span struct {
+	start, end int64
+	set        bool
+}
+
+func (s *span) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue() // checked, not copied: the input is the line
+	s.end = dec.InputOffset()
+	s.start, s.set = s.end-int64(len(v)), true
+	return err
+}
+
 // notification reports a message from the backend that asks for no
 // answer. The backend contract has none, but they are harmless.
 func (r *reply) notification() bool { return r.Method != nil && r.ID == nil }
 
-// decodeReply decodes one line from the backend. Member names match
-// exactly, and a repeated one is an error rather than a guess at which
-// one counts. Unless it is a notification, a reply has exactly one of a
-// result and an error, which has a code.
+// decodeReply decodes one line from the backend and returns the reply and
+// its result (nil when it has none), which is part of line. Member names
+// match exactly, and a repeated one is an error rather than a guess at
+// which one counts. Unless it is a notification, a reply has exactly one
+// of a result and an error, which has a code.
 //
 // Invalid UTF-8 in strings, escaped lone surrogates included, is accepted
 // and replaced with U+FFFD, so the bridge passes on valid JSON text: such
-// a result, or error data, is reformatted (and so compacted). A valid
-// line, the usual case, is decoded once.
-func decodeReply(line []byte) (*reply, error) {
+// a result, or error data, is reformatted (and so compacted and copied). A
+// valid line, the usual case, is decoded once.
+func decodeReply(line []byte) (*reply, jsontext.Value, error) {
 	var r reply
 	err := json.Unmarshal(line, &r)
 	invalidUTF8 := false
 	if err != nil {
 		r = reply{}
 		if err = json.Unmarshal(line, &r, jsontext.AllowInvalidUTF8(true)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		invalidUTF8 = true
 	}
 	switch {
 	case r.notification():
-		return &r, nil
+		return &r, nil, nil
 	case r.Method != nil:
-		return nil, errors.New("backend sent a request, not a reply")
-	case r.Result != nil && r.Error != nil:
-		return nil, errors.New("reply has both result and error")
-	case r.Result == nil && r.Error == nil:
-		return nil, errors.New("reply has neither result nor error")
+		return nil, nil, errors.New("backend sent a request, not a reply")
+	case r.Result.set && r.Error != nil:
+		return nil, nil, errors.New("reply has both result and error")
+	case !r.Result.set && r.Error == nil:
+		return nil, nil, errors.New("reply has neither result nor error")
 	case r.Error != nil && r.Error.Code == nil:
-		return nil, errors.New("error object has no code")
+		return nil, nil, errors.New("error object has no code")
+	}
+	var result jsontext.Value
+	if r.Result.set {
+		result = line[r.Result.start:r.Result.end:r.Result.end]
 	}
 	if invalidUTF8 {
-		validUTF8(&r.Result)
+		validUTF8(&result)
 		if r.Error != nil {
 			validUTF8(&r.Error.Data)
 		}
 	}
-	return &r, nil
+	return &r, result, nil
 }
 
-// validUTF8 replaces any invalid UTF-8 in *v with U+FFFD, reformatting
-// *v if it needs it.
+// validUTF8 replaces any invalid UTF-8 in *v with U+FFFD, reformatting a
+// copy of *v if it needs it.
 func validUTF8(v *jsontext.Value) {
 	if len(*v) > 0 && !v.IsValid() {
+		*v = v.Clone()
 		v.Format(jsontext.AllowInvalidUTF8(true)) // v was decoded with this option: it cannot fail
 	}
 }

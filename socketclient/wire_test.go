@@ -75,7 +75,7 @@ func TestDecodeReply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := decodeReply([]byte(tt.line))
+			r, result, err := decodeReply([]byte(tt.line))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
@@ -85,7 +85,7 @@ func TestDecodeReply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := want{ID: string(r.ID), Result: string(r.Result), Notification: r.notification()}
+			got := want{ID: string(r.ID), Result: string(result), Notification: r.notification()}
 			if e := r.Error; e != nil {
 				got.Err = &RPCError{Code: *e.Code, Message: e.Message, Data: e.Data}
 			}
@@ -116,7 +116,8 @@ func TestEncodeRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := encodeRequest(7, tt.method, jsontext.Value(tt.params))
+			bufs, err := requestLine(7, tt.method, jsontext.Value(tt.params))
+			got := bytes.Join(bufs, nil)
 			if tt.want == "" {
 				if err == nil {
 					t.Errorf("got %s, want an error", got)
@@ -153,7 +154,7 @@ func TestReadLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := bufio.NewReaderSize(strings.NewReader(tt.input), 1024)
-			got, err := readLine(r, tt.max)
+			got, err := readLine(r, tt.max, noBudget)
 			if !errors.Is(err, tt.wantErr) || string(got) != tt.want {
 				t.Errorf("got %d bytes, %v; want %d, %v", len(got), err, len(tt.want), tt.wantErr)
 			}
@@ -166,13 +167,16 @@ func TestReadLine(t *testing.T) {
 func TestAnOverlongLineIsNotBuffered(t *testing.T) {
 	r := bufio.NewReaderSize(io.MultiReader(strings.NewReader("{"), infinite{}), 4096)
 	if n := testing.AllocsPerRun(10, func() {
-		if _, err := readLine(r, 64<<10); err != errReplyTooLarge {
+		if _, err := readLine(r, 64<<10, noBudget); err != errReplyTooLarge {
 			t.Fatal(err)
 		}
 	}); n > 20 {
 		t.Errorf("%v allocations to refuse an endless line, want a few", n)
 	}
 }
+
+// noBudget counts nothing.
+func noBudget(int) error { return nil }
 
 // infinite is an endless stream of x.
 type infinite struct{}
@@ -192,7 +196,7 @@ func (infinite) Read(p []byte) (int, error) {
 // The seeds are in testdata/fuzz/FuzzDecodeReply.
 func FuzzDecodeReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
-		r, err := decodeReply(line)
+		r, result, err := decodeReply(line)
 		if err != nil {
 			return
 		}
@@ -203,18 +207,18 @@ func FuzzDecodeReply(f *testing.F) {
 		if r.notification() {
 			return
 		}
-		if (r.Error == nil) == (r.Result == nil) {
-			t.Fatalf("decoded %q with result %q and error %v: want exactly one", line, r.Result, r.Error)
+		if (r.Error == nil) == (result == nil) {
+			t.Fatalf("decoded %q with result %q and error %v: want exactly one", line, result, r.Error)
 		}
 		if !bytes.Equal(r.ID, m["id"]) {
 			t.Fatalf("id %q, a plain decoding finds %q", r.ID, m["id"])
 		}
-		if r.Result != nil {
-			if !r.Result.IsValid() || !utf8.Valid(r.Result) {
-				t.Fatalf("result %q is not valid JSON text", r.Result)
+		if result != nil {
+			if !result.IsValid() || !utf8.Valid(result) {
+				t.Fatalf("result %q is not valid JSON text", result)
 			}
-			if m["result"].IsValid() && !bytes.Equal(r.Result, m["result"]) {
-				t.Fatalf("result %q, a plain decoding finds %q", r.Result, m["result"])
+			if m["result"].IsValid() && !bytes.Equal(result, m["result"]) {
+				t.Fatalf("result %q, a plain decoding finds %q", result, m["result"])
 			}
 		}
 	})

@@ -293,10 +293,10 @@ func TestAClientThatStopsReadingGetsBackpressureNotBloat(t *testing.T) {
 	rss := procStatusKiB(t, cmd.Process.Pid, "VmRSS")
 	t.Logf("stalled after about %d requests of 16 KiB; RSS %d MiB", sent.Load(), rss/1024)
 	// Bounded by the bytes held for the client: the responses not yet
-	// written stop at protocol.DefaultMaxPendingBytes (and the collector
+	// written stop at protocol.DefaultMaxHeldBytes (and the collector
 	// may hold as much again); unbounded, 100k requests would take
 	// gigabytes. The race detector multiplies memory about sevenfold.
-	limit := (2*protocol.DefaultMaxPendingBytes + 32<<20) >> 10
+	limit := (2*protocol.DefaultMaxHeldBytes + 32<<20) >> 10
 	if raceEnabled {
 		limit = 400 << 10
 	}

@@ -92,7 +92,7 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 			w = e.stderr
 		}
 		for _, c := range res.Content {
-			fmt.Fprintln(w, prettyJSON(c.Text))
+			fmt.Fprintln(w, prettyJSON(c.String()))
 		}
 	}
 	if res.IsError {

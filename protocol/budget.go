@@ -1,0 +1,241 @@
+package protocol
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// budget bounds the bytes held on behalf of requests: a request's
+// arguments, the backend's reply while it is read, responses and
+// notifications until they are written. A session has one, drawing also
+// on its server's, which bounds the process: every byte counts at both
+// levels. Bytes are counted before they are held (a reply as it is read)
+// or, for the small messages the server makes itself, as they are made,
+// and released exactly once, when written or dropped.
+//
+// Past the limit the reader waits before it reads another request, a call
+// reading a reply waits for room, and a notification is dropped. One
+// exception keeps that from ever blocking everyone: the oldest running
+// call that reads a reply may take bytes past the limit. Otherwise calls
+// that each hold part of a large reply could wait for one another for
+// good; with it, the oldest finishes, its response is written, and the
+// next goes on. A call counts from its first Grow until its response is
+// written, so a client that does not read holds the budget at its limit,
+// plus at most one reply; a call that waits (for the backend, for the
+// user) and a listen stream, which grow nothing, hold up no one.
+//
+// All budgets of a server share their root's lock; they are safe for
+// concurrent use.
+type budget struct {
+	limit  int64
+	parent *budget
+	root   *budget
+
+	// Guarded by root.mu.
+	used    int64
+	running map[*Hold]struct{} // holds of calls running or waiting to be written
+
+	// Root only.
+	mu   sync.Mutex
+	wake chan struct{} // closed when bytes are released; nil while nobody waits
+}
+
+func newBudget(limit int64, parent *budget) *budget {
+	b := &budget{limit: limit, parent: parent, running: map[*Hold]struct{}{}}
+	b.root = b
+	if parent != nil {
+		b.root = parent.root
+	}
+	return b
+}
+
+// holdSeq orders holds by age across a process: the smaller, the older.
+var holdSeq atomic.Uint64
+
+// Hold is the bytes held for one request, counted against its session's
+// budget and its server's. A tool provider makes a call's holds grow as it
+// reads what the response will carry (see CallToolRequest.Hold). Its
+// methods are safe for concurrent use; a nil *Hold counts nothing.
+type Hold struct {
+	b       *budget
+	seq     uint64
+	held    int64 // guarded by b.root.mu
+	running bool  // has grown: in the running sets; guarded by b.root.mu
+}
+
+func (b *budget) newHold() *Hold {
+	return &Hold{b: b, seq: holdSeq.Add(1)}
+}
+
+// Grow counts n more bytes, waiting while the budget has no room for them
+// unless this is the oldest call that grew. It fails only when ctx ends
+// first.
+func (h *Hold) Grow(ctx context.Context, n int) error {
+	if h == nil || n <= 0 {
+		return nil
+	}
+	root := h.b.root
+	root.mu.Lock()
+	if !h.running {
+		h.running = true
+		for b := h.b; b != nil; b = b.parent {
+			b.running[h] = struct{}{}
+		}
+	}
+	for !h.mayTake(int64(n)) {
+		if root.wake == nil {
+			root.wake = make(chan struct{})
+		}
+		wake := root.wake
+		root.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		root.mu.Lock()
+	}
+	h.add(int64(n))
+	root.mu.Unlock()
+	return nil
+}
+
+// mayTake reports whether h may take n more bytes now: at every level
+// they fit, or h is that level's oldest running call.
+func (h *Hold) mayTake(n int64) bool {
+	for b := h.b; b != nil; b = b.parent {
+		if b.used+n > b.limit && !(h.running && b.oldest() == h) {
+			return false
+		}
+	}
+	return true
+}
+
+// oldest returns the oldest hold in b's running set.
+func (b *budget) oldest() *Hold {
+	var old *Hold
+	for h := range b.running {
+		if old == nil || h.seq < old.seq {
+			old = h
+		}
+	}
+	return old
+}
+
+// charge counts n bytes already held, whatever room there is: for what
+// the server makes itself, bounded by the request that made it.
+func (h *Hold) charge(n int) {
+	if h == nil || n <= 0 {
+		return
+	}
+	h.b.root.mu.Lock()
+	h.add(int64(n))
+	h.b.root.mu.Unlock()
+}
+
+func (h *Hold) add(n int64) {
+	h.held += n
+	for b := h.b; b != nil; b = b.parent {
+		b.used += n
+	}
+}
+
+// finish releases everything h holds: the request is answered, and its
+// response written or dropped. Finishing twice is harmless.
+func (h *Hold) finish() {
+	if h == nil {
+		return
+	}
+	root := h.b.root
+	root.mu.Lock()
+	for b := h.b; b != nil; b = b.parent {
+		b.used -= h.held
+		delete(b.running, h)
+	}
+	h.held, h.running = 0, false
+	root.wakeLocked()
+	root.mu.Unlock()
+}
+
+// wakeLocked wakes everyone waiting for room; root.mu is held.
+func (b *budget) wakeLocked() {
+	if b.wake != nil {
+		close(b.wake)
+		b.wake = nil
+	}
+}
+
+// tryTake counts n bytes not tied to a request (a notification) if they
+// fit at every level, and reports whether they did.
+func (b *budget) tryTake(n int) bool {
+	b.root.mu.Lock()
+	defer b.root.mu.Unlock()
+	for l := b; l != nil; l = l.parent {
+		if l.used+int64(n) > l.limit {
+			return false
+		}
+	}
+	for l := b; l != nil; l = l.parent {
+		l.used += int64(n)
+	}
+	return true
+}
+
+// take counts n bytes not tied to a request, whatever room there is.
+func (b *budget) take(n int) {
+	b.root.mu.Lock()
+	for l := b; l != nil; l = l.parent {
+		l.used += int64(n)
+	}
+	b.root.mu.Unlock()
+}
+
+// give releases n bytes that take or tryTake counted.
+func (b *budget) give(n int) {
+	b.root.mu.Lock()
+	for l := b; l != nil; l = l.parent {
+		l.used -= int64(n)
+	}
+	b.root.wakeLocked()
+	b.root.mu.Unlock()
+}
+
+// waitRoom waits until b and its parents are below their limits, for the
+// reader before it takes another request. It reports false when stop is
+// closed first.
+func (b *budget) waitRoom(stop <-chan struct{}) bool {
+	root := b.root
+	root.mu.Lock()
+	for b.full() {
+		if root.wake == nil {
+			root.wake = make(chan struct{})
+		}
+		wake := root.wake
+		root.mu.Unlock()
+		select {
+		case <-wake:
+		case <-stop:
+			return false
+		}
+		root.mu.Lock()
+	}
+	root.mu.Unlock()
+	return true
+}
+
+func (b *budget) full() bool {
+	for l := b; l != nil; l = l.parent {
+		if l.used >= l.limit {
+			return true
+		}
+	}
+	return false
+}
+
+// inUse returns the bytes b counts now.
+func (b *budget) inUse() int64 {
+	b.root.mu.Lock()
+	defer b.root.mu.Unlock()
+	return b.used
+}

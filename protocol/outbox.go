@@ -1,0 +1,215 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// outMsg is one message for the client, without its line ending. Most are
+// one part; a tool result is written in parts from the backend's bytes
+// where they lie, so that a large result is never copied (see
+// encodeCallResult).
+type outMsg struct {
+	parts []part
+	// done releases what the message holds, once it is written or
+	// dropped; nil when it holds nothing that is counted.
+	done func()
+}
+
+// part is bytes of a message, written as they are or, when quoted, as
+// the contents of a JSON string. counted bytes are a request's, counted
+// against the budget as they were read (a tool's result).
+type part struct {
+	b       []byte
+	quoted  bool
+	counted bool
+}
+
+func msgOf(b []byte, done func()) outMsg { return outMsg{parts: []part{{b: b}}, done: done} }
+
+// uncounted returns the bytes of m that are not counted yet, as held,
+// not as written: a quoted part grows by its escapes only on its way out.
+func (m *outMsg) uncounted() int {
+	n := 0
+	for _, p := range m.parts {
+		if !p.counted {
+			n += len(p.b)
+		}
+	}
+	return n
+}
+
+// bytes returns m as one slice, for the few places that need it whole.
+func (m *outMsg) bytes() []byte {
+	if len(m.parts) == 1 && !m.parts[0].quoted {
+		return m.parts[0].b
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	var scratch []byte
+	_ = m.writeTo(w, &scratch) // a bytes.Buffer does not fail
+	_ = w.Flush()
+	return buf.Bytes()
+}
+
+func (m *outMsg) release() {
+	if m.done != nil {
+		m.done()
+		m.done = nil
+	}
+}
+
+// quoteChunk is how much of a quoted part is escaped at a time.
+const quoteChunk = 32 << 10
+
+// writeTo writes m to w. scratch is the caller's buffer for escaping.
+func (m *outMsg) writeTo(w *bufio.Writer, scratch *[]byte) error {
+	for _, p := range m.parts {
+		if !p.quoted {
+			if _, err := w.Write(p.b); err != nil {
+				return err
+			}
+			continue
+		}
+		for rest := p.b; len(rest) > 0; {
+			n := min(len(rest), quoteChunk)
+			for n < len(rest) && !utf8.RuneStart(rest[n]) {
+				n++ // escape whole characters: the escaping of each depends on it alone
+			}
+			*scratch = appendQuoted((*scratch)[:0], rest[:n])
+			if _, err := w.Write(*scratch); err != nil {
+				return err
+			}
+			rest = rest[n:]
+		}
+	}
+	return nil
+}
+
+// appendQuoted appends src escaped as the contents of a JSON string (no
+// quotes around it), as the encoder writes strings with encodeOpts:
+// invalid UTF-8 replaced, and U+2028 and U+2029 escaped for JavaScript.
+func appendQuoted(dst, src []byte) []byte {
+	start := len(dst)
+	dst, _ = jsontext.AppendQuote(dst, src) // invalid UTF-8 is replaced
+	q := dst[start+1 : len(dst)-1]
+	dst = append(dst[:start], q...)
+	if !bytes.Contains(dst[start:], lineSep) && !bytes.Contains(dst[start:], paraSep) {
+		return dst
+	}
+	out := dst[start:]
+	out = bytes.ReplaceAll(out, lineSep, []byte(`\u2028`))
+	out = bytes.ReplaceAll(out, paraSep, []byte(`\u2029`))
+	return append(dst[:start], out...)
+}
+
+var lineSep, paraSep = []byte("\u2028"), []byte("\u2029")
+
+// outbox takes messages for the one writer goroutine of a stream. It never
+// blocks its senders: what it queues was counted against a budget first.
+// It is safe for concurrent use.
+type outbox struct {
+	w    *bufio.Writer
+	wake chan struct{} // tells the writer there is work (buffered, 1)
+	done chan struct{} // closed when the writer has returned
+	// yield, when set, is called after the writer has written what was
+	// queued, before it looks for more and flushes: messages about to be
+	// sent may then join the same write.
+	yield func()
+
+	mu     sync.Mutex
+	queue  []outMsg
+	closed bool  // no more messages are taken
+	err    error // the write error; read after done is closed
+}
+
+func newOutbox(w io.Writer) *outbox {
+	return &outbox{w: bufio.NewWriterSize(w, 64<<10), wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// send queues m. Once the outbox is closed, or a write failed, m is
+// dropped, and what it holds released.
+func (o *outbox) send(m outMsg) {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		m.release()
+		return
+	}
+	o.queue = append(o.queue, m)
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close makes the writer write what is queued, flush and return.
+func (o *outbox) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the writer: the only goroutine that writes to the stream. It
+// returns when closed and drained, or at the first failed write.
+func (o *outbox) run() {
+	defer close(o.done)
+	var scratch []byte
+	for {
+		o.mu.Lock()
+		msgs, closed := o.queue, o.closed
+		o.queue = nil
+		o.mu.Unlock()
+		for i := range msgs {
+			err := msgs[i].writeTo(o.w, &scratch)
+			if err == nil {
+				err = o.w.WriteByte('\n')
+			}
+			msgs[i].release()
+			if err != nil {
+				o.fail(err, msgs[i+1:])
+				return
+			}
+		}
+		if cap(scratch) > 2*quoteChunk {
+			scratch = nil
+		}
+		if len(msgs) > 0 {
+			if o.yield != nil {
+				o.yield()
+			}
+			continue // more may have come meanwhile: flush once they stop
+		}
+		if err := o.w.Flush(); err != nil {
+			o.fail(err, nil)
+			return
+		}
+		if closed {
+			return
+		}
+		<-o.wake
+	}
+}
+
+// fail records the write error that ends the stream and drops every
+// message not written.
+func (o *outbox) fail(err error, unwritten []outMsg) {
+	o.mu.Lock()
+	o.err, o.closed = err, true
+	unwritten = append(unwritten, o.queue...)
+	o.queue = nil
+	o.mu.Unlock()
+	for i := range unwritten {
+		unwritten[i].release()
+	}
+}
