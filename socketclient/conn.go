@@ -51,6 +51,9 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		switch {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("connecting to the backend: %w", ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded):
+			// ctx's deadline, which the dialer saw pass before ctx did.
+			return nil, fmt.Errorf("connecting to the backend: %w", context.DeadlineExceeded)
 		case queueFull(err):
 			return nil, fmt.Errorf("%w at %s: it accepted no connection within %s; its queue of connections waiting to be accepted stayed full",
 				ErrBusy, c.path, c.opts.DialTimeout)
@@ -85,31 +88,32 @@ const (
 	maxRetryPause   = 50 * time.Millisecond
 )
 
-// connect connects to the socket within the dial timeout. A backend
-// whose queue of connections waiting to be accepted is full refuses at
-// once (Linux says EAGAIN): it is busy, not down, and a burst of calls
-// meets exactly that. So connecting is tried again, after pauses that
-// grow and are drawn at random so that a burst does not retry in step,
-// until the dial timeout; the last error is returned.
+// connect connects to the socket. A backend whose queue of connections
+// waiting to be accepted is full refuses at once (Linux says EAGAIN): it
+// is busy, not down, and a burst of calls meets exactly that. So
+// connecting is tried again, after pauses that grow and are drawn at
+// random so that a burst does not retry in step, until the dial timeout,
+// which then returns the refusal. Connecting to a Unix socket otherwise
+// never waits.
 func (c *Client) connect(ctx context.Context) (*net.UnixConn, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
-	defer cancel()
 	var d net.Dialer
+	giveUp := time.Now().Add(c.opts.DialTimeout)
 	pause := firstRetryPause
 	for {
 		nc, err := d.DialContext(ctx, "unix", c.path)
 		if err == nil {
 			return nc.(*net.UnixConn), nil
 		}
-		if !queueFull(err) {
+		wait := min(pause/2+rand.N(pause/2+1), time.Until(giveUp))
+		if !queueFull(err) || wait <= 0 {
 			return nil, err
 		}
-		t := time.NewTimer(pause/2 + rand.N(pause/2+1))
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, err
+			return nil, ctx.Err()
 		}
 		pause = min(2*pause, maxRetryPause)
 	}
