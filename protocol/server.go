@@ -42,6 +42,10 @@ type Server struct {
 	// an error when its first bytes show its id, or its last bytes end with
 	// it as the last member, and skipped.
 	MaxMessageSize int
+	// MaxMessageSizeHint completes the error answering a longer message
+	// with how to raise the limit, such as "raise --max-message-size to
+	// accept it"; "" adds nothing.
+	MaxMessageSizeHint string
 	// MaxInFlight bounds concurrently running tool calls (default 256).
 	// Past it, as many again wait their turn without holding up other
 	// requests; past that the reader waits, which pushes back on the

@@ -165,11 +165,12 @@ func (ss *session) tooLong(out sink, prefix, tail []byte) {
 		id = idAtEnd(tail)
 	}
 	if id != nil && !response {
+		msg := fmt.Sprintf("message longer than %d bytes", max)
+		if hint := ss.srv.MaxMessageSizeHint; hint != "" {
+			msg += "; " + hint
+		}
 		h := ss.budget.newHold()
-		ss.reply(nil, &request{id: id, out: out, hold: h}, errorMsg(id, &Error{
-			Code:    CodeInvalidRequest,
-			Message: fmt.Sprintf("message longer than %d bytes; raise --max-message-size to accept it", max),
-		}))
+		ss.reply(nil, &request{id: id, out: out, hold: h}, errorMsg(id, &Error{Code: CodeInvalidRequest, Message: msg}))
 	}
 }
 

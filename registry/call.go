@@ -111,7 +111,7 @@ func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *jsonsche
 	case ctx.Err() != nil:
 		return r.stopped(ctx, e, "while its arguments were checked")
 	case err != nil:
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, describeDecodeError(err)), true), outcomeInvalidArguments
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, r.describeDecodeError(err)), true), outcomeInvalidArguments
 	case len(vs) > 0:
 		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
 			e.Name, describeViolations(vs, "arguments")), true), outcomeInvalidArguments
@@ -161,16 +161,21 @@ func (r *Registry) checkNow(s *jsonschema.Schema, value jsontext.Value) ([]manif
 }
 
 // describeDecodeError says why a value could not be checked.
-func describeDecodeError(err error) string {
+func (r *Registry) describeDecodeError(err error) string {
 	var le *manifest.LimitError
 	if errors.As(err, &le) {
-		return fmt.Sprintf("the value %s (the bridge's limit, set with %s)", le.Error(), limitFlags[le.Limit])
+		return fmt.Sprintf("the value %s (the bridge's limit%s)", le.Error(), hint(r.opts.Hints.Limits[le.Limit]))
 	}
 	return fmt.Sprintf("not valid JSON (%v)", err)
 }
 
-// limitFlags names the command-line flag of each manifest.Limits field.
-var limitFlags = map[string]string{"depth": "--max-depth", "number length": "--max-number-length", "size": "--max-checked-size"}
+// hint returns ", " and h, or "" for none.
+func hint(h string) string {
+	if h == "" {
+		return ""
+	}
+	return ", " + h
+}
 
 // Bounds of what a model is told about violations, and of what is logged.
 const (
@@ -243,7 +248,7 @@ func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Sch
 		case err != nil:
 			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Err(err).Msg("backend result cannot be checked against outputSchema")
 			return protocol.TextResult(fmt.Sprintf("The backend's result for %s cannot be checked against the tool's outputSchema: %s. It is not passed on as valid.",
-				e.Name, describeDecodeError(err)), true), outcomeContractBroken
+				e.Name, r.describeDecodeError(err)), true), outcomeContractBroken
 		case len(vs) > 0:
 			detail := describeViolations(vs, "result")
 			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Strs("violations", violationsForLog(vs, "result")).Msg("backend result does not match outputSchema")
@@ -277,7 +282,11 @@ func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.
 	case errors.Is(err, socketclient.ErrUnavailable):
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("socket", addr).Msg("backend unavailable")
 		tellClient(ctx, "backend unavailable: "+err.Error())
-		return protocol.TextResult(fmt.Sprintf("The Tairseach backend is not reachable (%v). Start it (or fix --socket), then call the tool again.", err), true), outcomeUnavailable
+		start := "Start it"
+		if h := r.opts.Hints.Backend; h != "" {
+			start += " (or " + h + ")"
+		}
+		return protocol.TextResult(fmt.Sprintf("The Tairseach backend is not reachable (%v). %s, then call the tool again.", err, start), true), outcomeUnavailable
 	case errors.Is(err, socketclient.ErrBusy):
 		r.log.Warn().Err(err).Str("tool", e.Name).Str("socket", addr).Msg("backend busy")
 		tellClient(ctx, "backend busy: "+err.Error())

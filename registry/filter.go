@@ -35,13 +35,13 @@ func (f Filter) Check() error {
 // reason returns why the filter keeps the tool from clients, or "".
 func (f Filter) reason(client string, t *manifest.Tool) string {
 	if p, ok := matchAny(f.Exclude, client, t.Name); ok {
-		return fmt.Sprintf("filtered out by --exclude %q", p)
+		return fmt.Sprintf("filtered out by the exclude pattern %q", p)
 	}
 	if _, ok := matchAny(f.Include, client, t.Name); len(f.Include) > 0 && !ok {
-		return "filtered out: matched by no --include pattern"
+		return "filtered out: matched by no include pattern"
 	}
 	if f.ReadOnly && (t.Annotations == nil || t.Annotations.ReadOnlyHint == nil || !*t.Annotations.ReadOnlyHint) {
-		return "filtered out by --read-only: its annotations do not say readOnlyHint: true"
+		return "filtered out as not read-only: its annotations do not say readOnlyHint: true"
 	}
 	return ""
 }

@@ -54,6 +54,9 @@ type Options struct {
 	// Limits bound the arguments and results checked against a schema
 	// (zero fields: manifest's defaults).
 	Limits manifest.Limits
+	// Hints complete messages to a model with how a person changes a
+	// setting they name; none by default.
+	Hints Hints
 	// Logger receives logs; nil means none.
 	Logger *zerolog.Logger
 	// Report, when set, also receives manifest problems, e.g. to forward
@@ -70,6 +73,19 @@ type Options struct {
 	// in a goroutine; Tools and CallTool wait until the first load is
 	// done. A server uses it to answer initialize while it loads.
 	LoadInBackground bool
+}
+
+// Hints complete messages to a model about what only the person running
+// the bridge can change: a command line words them with its flags, so
+// that the model can pass them on. An empty hint is left out.
+type Hints struct {
+	// Limits maps each of the manifest.Limits, by the name a
+	// manifest.LimitError gives it ("depth", "number length", "size"),
+	// to how it is raised, such as "set with --max-depth".
+	Limits map[string]string
+	// Backend says how to point the bridge at another backend, such as
+	// "fix --socket".
+	Backend string
 }
 
 // Registry is the live tool table. It is safe for concurrent use: calls

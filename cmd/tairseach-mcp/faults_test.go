@@ -357,7 +357,7 @@ func TestStdinFloodAndGarbage(t *testing.T) {
 	}
 	// The over-long line's id comes first, so its -32600 carries it.
 	for id, want := range map[string]string{
-		`"bad-1"`: `message longer than 65536 bytes`, `"bad-2"`: `"result"`, `"bad-3"`: `-32600`, `"bad-4"`: `-32600`, `"bad-5"`: `-32600`, `"bad-6"`: `Invalid arguments`,
+		`"bad-1"`: `message longer than 65536 bytes; raise --max-message-size to accept it`, `"bad-2"`: `"result"`, `"bad-3"`: `-32600`, `"bad-4"`: `-32600`, `"bad-5"`: `-32600`, `"bad-6"`: `Invalid arguments`,
 	} {
 		rs := r.out.responses[id]
 		if len(rs) == 0 || !strings.Contains(strings.Join(rs, ""), want) {

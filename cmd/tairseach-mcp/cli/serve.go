@@ -29,12 +29,13 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	defer backend.Close()
 
 	srv := &protocol.Server{
-		Info:           serverInfo(),
-		Instructions:   opts.instructions,
-		Logger:         &log,
-		ListChanged:    !opts.noWatch && opts.toolMode != "search", // the search tools never change
-		MaxMessageSize: opts.maxMessageSize,
-		MaxInFlight:    opts.maxInFlight,
+		Info:               serverInfo(),
+		Instructions:       opts.instructions,
+		Logger:             &log,
+		ListChanged:        !opts.noWatch && opts.toolMode != "search", // the search tools never change
+		MaxMessageSize:     opts.maxMessageSize,
+		MaxMessageSizeHint: maxMessageSizeHint,
+		MaxInFlight:        opts.maxInFlight,
 	}
 	srv.ProgressInterval = opts.progress
 	if opts.progress == 0 {
@@ -122,6 +123,7 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
 		Limits:      opts.limits,
+		Hints:       hints,
 		Logger:      log,
 	}
 	if srv != nil {
@@ -131,6 +133,20 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() } // a no-op unless srv.ListChanged
 	}
 	return registry.New(ro)
+}
+
+// hints, and maxMessageSizeHint for the protocol's refusal of a message
+// too long, tell a client which flag changes a setting that a message
+// names, so that it can tell the person running the bridge.
+const maxMessageSizeHint = "raise --max-message-size to accept it"
+
+var hints = registry.Hints{
+	Limits: map[string]string{
+		"depth":         "set with --max-depth",
+		"number length": "set with --max-number-length",
+		"size":          "set with --max-checked-size",
+	},
+	Backend: "fix --socket",
 }
 
 // toolProvider is what clients see of reg in the chosen --tool-mode.
