@@ -27,6 +27,8 @@ type session struct {
 	admitted chan struct{} // one place per tool call running or in line
 	sem      chan struct{} // one slot per running tool call
 
+	// mu guards what follows. Lock order: mu, then a budget's or an
+	// outbox's (a notification is sent under mu); never the other way.
 	mu       sync.Mutex
 	stopping bool          // no new calls are started
 	stopped  chan struct{} // closed when stopping is set

@@ -64,7 +64,8 @@ type Options struct {
 	// client that made it, through protocol.ClientLog.) It must not block.
 	Report func(level zerolog.Level, msg string)
 	// OnChange, when set, is called after a reload changed the tools a
-	// client sees, with the new snapshot. Calls are serialised.
+	// client sees, with the new snapshot. Calls are serialised, under the
+	// lock of reloads: it must not call Reload.
 	OnChange func(*Snapshot)
 	// Debounce is how long the watcher waits for events to stop before it
 	// reloads (default 100 ms).
@@ -91,10 +92,14 @@ type Hints struct {
 // Registry is the live tool table. It is safe for concurrent use: calls
 // read the current snapshot, reloads publish a new one.
 type Registry struct {
-	opts   Options
-	log    zerolog.Logger
-	snap   atomic.Pointer[Snapshot]
-	reload sync.Mutex // serialises Reload; guards files
+	opts Options
+	log  zerolog.Logger
+	snap atomic.Pointer[Snapshot]
+	// reload serialises Reload and guards files. It is held while
+	// Report and OnChange run, which take the locks of whoever listens
+	// (a protocol.Server's, its sessions'): lock order reload, then
+	// those; they must never call Reload.
+	reload sync.Mutex
 	files  map[string]*fileState
 
 	decoder      *manifest.Decoder  // of arguments and results, within opts.Limits

@@ -65,6 +65,8 @@ type Client struct {
 	slots chan struct{}
 	done  chan struct{} // closed by Close: wakes calls waiting for a slot
 
+	// mu guards what follows. It is the only lock here, and no I/O and
+	// no other lock is taken while it is held.
 	mu     sync.Mutex
 	idle   []*conn            // LIFO: the most recently used connection first
 	busy   map[*conn]struct{} // in use; Close closes them to fail their calls
