@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -39,7 +40,14 @@ type budget struct {
 	// Root only.
 	mu   sync.Mutex
 	wake chan struct{} // closed when bytes are released; nil while nobody waits
+	peak int64         // the most counted since used was last zero
 }
+
+// burst is the peak past which the end of a burst, when nothing is held
+// any more, returns the memory it used to the operating system: the
+// garbage collector would otherwise keep it until its next cycle, which an
+// idle process may not have for minutes.
+const burst = 16 << 20
 
 func newBudget(limit int64, parent *budget) *budget {
 	b := &budget{limit: limit, parent: parent, running: map[*Hold]struct{}{}}
@@ -136,8 +144,37 @@ func (h *Hold) charge(n int) {
 
 func (h *Hold) add(n int64) {
 	h.held += n
-	for b := h.b; b != nil; b = b.parent {
-		b.used += n
+	h.b.addLocked(n)
+}
+
+// addLocked counts n more bytes at every level; root.mu is held.
+func (b *budget) addLocked(n int64) {
+	for l := b; l != nil; l = l.parent {
+		l.used += n
+	}
+	if root := b.root; root.used > root.peak {
+		root.peak = root.used
+	}
+}
+
+// releaseLocked counts n bytes fewer at every level and wakes whoever
+// waits for room; root.mu is held. It reports whether a burst just ended.
+func (b *budget) releaseLocked(n int64) (burstOver bool) {
+	for l := b; l != nil; l = l.parent {
+		l.used -= n
+	}
+	root := b.root
+	root.wakeLocked()
+	if root.used == 0 {
+		burstOver, root.peak = root.peak >= burst, 0
+	}
+	return burstOver
+}
+
+// afterBurst returns the memory a burst left behind to the system.
+func afterBurst(over bool) {
+	if over {
+		debug.FreeOSMemory()
 	}
 }
 
@@ -150,12 +187,12 @@ func (h *Hold) finish() {
 	root := h.b.root
 	root.mu.Lock()
 	for b := h.b; b != nil; b = b.parent {
-		b.used -= h.held
 		delete(b.running, h)
 	}
+	over := h.b.releaseLocked(h.held)
 	h.held, h.running = 0, false
-	root.wakeLocked()
 	root.mu.Unlock()
+	afterBurst(over)
 }
 
 // wakeLocked wakes everyone waiting for room; root.mu is held.
@@ -176,29 +213,23 @@ func (b *budget) tryTake(n int) bool {
 			return false
 		}
 	}
-	for l := b; l != nil; l = l.parent {
-		l.used += int64(n)
-	}
+	b.addLocked(int64(n))
 	return true
 }
 
 // take counts n bytes not tied to a request, whatever room there is.
 func (b *budget) take(n int) {
 	b.root.mu.Lock()
-	for l := b; l != nil; l = l.parent {
-		l.used += int64(n)
-	}
+	b.addLocked(int64(n))
 	b.root.mu.Unlock()
 }
 
 // give releases n bytes that take or tryTake counted.
 func (b *budget) give(n int) {
 	b.root.mu.Lock()
-	for l := b; l != nil; l = l.parent {
-		l.used -= int64(n)
-	}
-	b.root.wakeLocked()
+	over := b.releaseLocked(int64(n))
 	b.root.mu.Unlock()
+	afterBurst(over)
 }
 
 // waitRoom waits until b and its parents are below their limits, for the

@@ -175,7 +175,10 @@ func (o *outbox) run() {
 			if err == nil {
 				err = o.w.WriteByte('\n')
 			}
-			msgs[i].release()
+			m := msgs[i]
+			msgs[i] = outMsg{} // written: the collector may have its bytes back before the batch ends
+			m.parts = nil
+			m.release()
 			if err != nil {
 				o.fail(err, msgs[i+1:])
 				return

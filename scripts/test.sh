@@ -48,6 +48,9 @@ fi
 step "go test -race ./... (unit, end-to-end with the Go SDK client, fuzz seeds)"
 go test -race -count=1 -timeout 15m ./...
 
+step "the fault tables without the race detector, whose memory hides the bridge's (peak RSS bounds)"
+go test -count=1 -run 'TestFaultTable|TestHeldBytesTable' ./cmd/tairseach-mcp
+
 step "demo (scripts/demo.sh --check)"
 scripts/demo.sh --check >/dev/null
 

@@ -264,32 +264,36 @@ func (c *Client) readReply(ctx context.Context, cn *conn, id uint64) (jsontext.V
 // so memory stays bounded by max plus the read buffer. Before it holds
 // more of the line, grow counts the bytes; its error ends the read. A line
 // the connection's end cuts short is io.ErrUnexpectedEOF.
+//
+// A long line is gathered in pieces, then copied once into a slice of its
+// exact size: growing one slice instead would leave garbage and unused
+// room of up to twice the line.
 func readLine(r *bufio.Reader, max int, grow func(n int) error) ([]byte, error) {
-	var line []byte
+	var pieces [][]byte
+	size := 0
 	for {
 		frag, err := r.ReadSlice('\n')
-		if len(line)+len(frag) > max+2 { // room for "\r\n"
+		if size+len(frag) > max+2 { // room for "\r\n"
 			return nil, errReplyTooLarge
 		}
 		if gerr := grow(len(frag)); gerr != nil {
 			return nil, gerr
 		}
-		if cap(line)-len(line) < len(frag) {
-			// Doubling, not append's gentler growth, which would leave
-			// several times a large reply behind as garbage; but never
-			// past what the line may hold.
-			line = append(make([]byte, 0, min(2*cap(line)+len(frag), max+2)), line...)
-		}
-		line = append(line, frag...)
+		size += len(frag)
 		switch {
 		case err == bufio.ErrBufferFull:
+			pieces = append(pieces, bytes.Clone(frag))
 			continue
-		case err == io.EOF && len(line) > 0:
+		case err == io.EOF && size > 0:
 			return nil, io.ErrUnexpectedEOF
 		case err != nil:
 			return nil, err
 		}
-		line = line[:len(line)-1]
+		line := make([]byte, 0, size-1)
+		for _, p := range pieces {
+			line = append(line, p...)
+		}
+		line = append(line, frag[:len(frag)-1]...)
 		if len(bytes.TrimSuffix(line, []byte{'\r'})) > max {
 			return nil, errReplyTooLarge
 		}

@@ -36,6 +36,7 @@ type options struct {
 	progress       time.Duration
 	maxMessageSize int
 	maxInFlight    int
+	maxHeldBytes   int
 	poolSize       int
 	maxReplySize   int
 	allowAnyPeer   bool
@@ -65,6 +66,7 @@ var settings = []setting{
 	{"progress-interval", "TAIRSEACH_PROGRESS_INTERVAL", "period of notifications/progress heartbeats for calls that carry a progressToken; 0 turns them off"},
 	{"max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message (bytes, or with a unit: 32MiB, 512KiB)"},
 	{"max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; as many more wait in line, and past that stdin is not read (backpressure)"},
+	{"max-held-bytes", "TAIRSEACH_MAX_HELD_BYTES", "most bytes held on behalf of requests: arguments, backend replies being read, responses and notifications not yet written; past it the bridge reads no more requests or replies until there is room (bytes, or with a unit: 64MiB)"},
 	{"pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
 	{"max-reply-size", "TAIRSEACH_MAX_REPLY_SIZE", "largest backend reply (bytes, or with a unit: 32MiB, 512KiB)"},
 	{"allow-any-peer", "TAIRSEACH_ALLOW_ANY_PEER", "skip checking that the socket and the backend belong to the current user"},
@@ -98,6 +100,7 @@ func (o *options) register(fs *pflag.FlagSet) {
 	durationVar(fs, &o.progress, "progress-interval", protocol.DefaultProgressInterval, u("progress-interval"))
 	sizeVar(fs, &o.maxMessageSize, "max-message-size", protocol.DefaultMaxMessageSize, u("max-message-size"))
 	countVar(fs, &o.maxInFlight, "max-in-flight", protocol.DefaultMaxInFlight, u("max-in-flight"))
+	sizeVar(fs, &o.maxHeldBytes, "max-held-bytes", protocol.DefaultMaxHeldBytes, u("max-held-bytes"))
 	countVar(fs, &o.poolSize, "pool-size", socketclient.DefaultPoolSize, u("pool-size"))
 	sizeVar(fs, &o.maxReplySize, "max-reply-size", socketclient.DefaultMaxReplySize, u("max-reply-size"))
 	boolVar(fs, &o.allowAnyPeer, "allow-any-peer", false, u("allow-any-peer"))
@@ -176,7 +179,7 @@ func (o *options) resolve() error {
 	if o.callTimeout <= 0 {
 		return usageError{fmt.Errorf("--call-timeout must be positive, not %s", o.callTimeout)}
 	}
-	for name, v := range map[string]int{"--max-message-size": o.maxMessageSize, "--max-in-flight": o.maxInFlight, "--pool-size": o.poolSize, "--max-reply-size": o.maxReplySize,
+	for name, v := range map[string]int{"--max-message-size": o.maxMessageSize, "--max-in-flight": o.maxInFlight, "--max-held-bytes": o.maxHeldBytes, "--pool-size": o.poolSize, "--max-reply-size": o.maxReplySize,
 		"--max-depth": o.limits.Depth, "--max-number-length": o.limits.NumberLength, "--max-checked-size": o.limits.Size} {
 		if v <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, not %d", name, v)}

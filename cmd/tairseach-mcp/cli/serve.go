@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"syscall"
 
@@ -25,6 +26,12 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	// through the failed write (calls cancelled, the reason logged, exit
 	// status 1) instead of by SIGPIPE on the spot.
 	signal.Ignore(syscall.SIGPIPE)
+	if _, set := e.getenv("GOMEMLIMIT"); !set {
+		// The budget bounds what the bridge holds; this tells the garbage
+		// collector to work before the heap outgrows it by much, instead
+		// of letting it double between collections.
+		debug.SetMemoryLimit(memoryLimit(opts.maxHeldBytes))
+	}
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 
@@ -36,6 +43,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		MaxMessageSize:     opts.maxMessageSize,
 		MaxMessageSizeHint: maxMessageSizeHint,
 		MaxInFlight:        opts.maxInFlight,
+		MaxHeldBytes:       opts.maxHeldBytes,
 	}
 	srv.ProgressInterval = opts.progress
 	if opts.progress == 0 {
@@ -82,6 +90,11 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	log.Debug().Msg("session ended")
 	return nil
 }
+
+// memoryLimit is the Go runtime's soft memory limit for a bridge whose
+// budget is held bytes: twice that, for the copies a message makes on
+// its way, and room for the rest of the process.
+func memoryLimit(held int) int64 { return 2*int64(held) + 64<<20 }
 
 // serverInfo names the server to clients.
 func serverInfo() protocol.Implementation {
