@@ -11,7 +11,7 @@ import (
 
 // handleBatch answers a JSON array of messages. Batches exist only in
 // protocol 2025-03-26; in every other version the array is refused whole.
-func (ss *session) handleBatch(ctx context.Context, out sink, line []byte) {
+func (ss *session) handleBatch(ctx context.Context, out Sink, line []byte) {
 	h := ss.budget.newHold()
 	h.charge(len(line))
 	refuse := func(e *Error) { ss.reply(nil, &request{out: out, hold: h}, errorMsg(nullID, e)) }
@@ -41,7 +41,7 @@ func (ss *session) handleBatch(ctx context.Context, out sink, line []byte) {
 		case err != nil:
 			b.add(&rq, errorMsg(errID, WireError(err)))
 		case ignore:
-			b.add(&rq, outMsg{})
+			b.add(&rq, Message{})
 		case rq.method == "initialize" && rq.id != nil:
 			b.add(&rq, errorMsg(rq.id, &Error{Code: CodeInvalidRequest, Message: "initialize must not be part of a batch"}))
 		default:
@@ -55,7 +55,7 @@ func (ss *session) handleBatch(ctx context.Context, out sink, line []byte) {
 // bytes are bounded by limit.
 type batch struct {
 	ss    *session
-	out   sink
+	out   Sink
 	hold  *Hold // the batch's own bytes, then the array's
 	limit int
 
@@ -69,10 +69,10 @@ type batch struct {
 // add records the response to rq, an element (m without parts for none).
 // A response that would take the batch past its limit is replaced by an
 // error, so every request still gets exactly one answer.
-func (b *batch) add(rq *request, m outMsg) {
+func (b *batch) add(rq *request, m Message) {
 	var resp []byte
 	if m.parts != nil {
-		resp = m.bytes()
+		resp = m.Bytes()
 		rq.hold.charge(len(resp))
 	}
 	b.mu.Lock()
@@ -113,5 +113,7 @@ func (b *batch) add(rq *request, m outMsg) {
 	out[0] = '['
 	out = append(out, ']')
 	b.hold.charge(len(out))
-	b.out.send(msgOf(out, release))
+	array := msgOf(out, release)
+	array.final = true
+	b.out.Send(array)
 }

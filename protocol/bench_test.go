@@ -51,7 +51,7 @@ func BenchmarkToolsList1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if m := ss.encode(rq, info, res, nil); len(m.bytes()) < 400_000 {
+		if m := ss.encode(rq, info, res, nil); len(m.Bytes()) < 400_000 {
 			b.Fatal("short list")
 		}
 	}

@@ -233,9 +233,9 @@ func (b *budget) give(n int) {
 }
 
 // waitRoom waits until b and its parents are below their limits, for the
-// reader before it takes another request. It reports false when stop is
-// closed first.
-func (b *budget) waitRoom(stop <-chan struct{}) bool {
+// reader before it takes another request. It reports false when ctx ends
+// or stop is closed first.
+func (b *budget) waitRoom(ctx context.Context, stop <-chan struct{}) bool {
 	root := b.root
 	root.mu.Lock()
 	for b.full() {
@@ -247,6 +247,8 @@ func (b *budget) waitRoom(stop <-chan struct{}) bool {
 		select {
 		case <-wake:
 		case <-stop:
+			return false
+		case <-ctx.Done():
 			return false
 		}
 		root.mu.Lock()

@@ -86,20 +86,25 @@ func (c *call) run(ctx context.Context) {
 	ss, rq, isStream := c.ss, c.rq, c.info.flags&stream != 0
 	defer ss.calls.Done()
 	defer c.cancel()
-	answer := func() outMsg {
+	answer := func() Message {
 		res, err := ss.handle(ctx, rq, c.info, c.p)
 		return ss.encode(rq, c.info, res, err)
 	}
-	var resp outMsg
+	var resp Message
 	if isStream {
 		resp = answer()
 	} else {
+		resp = errorMsg(rq.id, errShuttingDown) // unless it runs: cancelled while in line
 		select {
 		case ss.sem <- struct{}{}:
-			resp = answer()
+			select {
+			case ss.srv.running <- struct{}{}: // the server's slots, shared by its sessions
+				resp = answer()
+				<-ss.srv.running
+			case <-ctx.Done():
+			}
 			<-ss.sem
-		case <-ctx.Done(): // cancelled while in line: it never runs
-			resp = errorMsg(rq.id, errShuttingDown)
+		case <-ctx.Done():
 		}
 		<-ss.admitted
 	}
@@ -111,7 +116,7 @@ func (c *call) run(ctx context.Context) {
 	ss.mu.Unlock()
 	if c.cancelled.Load() {
 		ss.log.Debug().Str("method", rq.method).Msg("request cancelled by client, no response")
-		resp = outMsg{} // but a batch still counts it as answered
+		resp = Message{} // but a batch still counts it as answered
 	}
 	ss.reply(c.b, rq, resp)
 }

@@ -30,8 +30,11 @@ var LegacyVersions = []string{Version20241105, Version20250326, Version20250618,
 // ModernVersions lists the stateless versions, oldest first.
 var ModernVersions = []string{Version20260728}
 
-func isLegacyVersion(v string) bool { return slices.Contains(LegacyVersions, v) }
-func isModernVersion(v string) bool { return slices.Contains(ModernVersions, v) }
+// IsLegacyVersion reports whether v is one of LegacyVersions.
+func IsLegacyVersion(v string) bool { return slices.Contains(LegacyVersions, v) }
+
+// IsModernVersion reports whether v is one of ModernVersions.
+func IsModernVersion(v string) bool { return slices.Contains(ModernVersions, v) }
 
 // supportedVersions lists every version the server speaks, newest first,
 // as server/discover and -32022 errors report them.
@@ -90,18 +93,14 @@ type requestMeta struct {
 func (ss *session) chooseEra(flags methodFlags, method string, m *requestMeta) (era, error) {
 	legacy := era{version: ss.legacyVersion(), logLevel: logOff}
 	v := m.ProtocolVersion
-	if v == "" || isLegacyVersion(v) || flags&legacyOnly != 0 && !isModernVersion(v) {
+	if v == "" || IsLegacyVersion(v) || flags&legacyOnly != 0 && !IsModernVersion(v) {
 		if flags&modernOnly != 0 {
 			return legacy, fmt.Errorf(`%w: %s: _meta["io.modelcontextprotocol/protocolVersion"] is required (protocol %s)`, ErrInvalidParams, method, ModernVersion)
 		}
 		return legacy, nil
 	}
-	if !isModernVersion(v) {
-		data, _ := json.Marshal(struct {
-			Supported []string `json:"supported"`
-			Requested string   `json:"requested"`
-		}{supportedVersions(), v}, encodeOpts)
-		return legacy, &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + v, Data: data}
+	if !IsModernVersion(v) {
+		return legacy, UnsupportedVersion(v)
 	}
 	if m.ClientCapabilities.Kind() != '{' {
 		return legacy, fmt.Errorf(`%w: %s: _meta["io.modelcontextprotocol/clientCapabilities"] is required and must be an object`, ErrInvalidParams, method)
@@ -119,6 +118,16 @@ func (ss *session) chooseEra(flags methodFlags, method string, m *requestMeta) (
 	}
 	ss.modernSeen.Store(true)
 	return e, nil
+}
+
+// UnsupportedVersion is the error that answers a request in protocol
+// version v, which the server does not speak: it lists those it does.
+func UnsupportedVersion(v string) *Error {
+	data, _ := json.Marshal(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{supportedVersions(), v}, encodeOpts)
+	return &Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + v, Data: data}
 }
 
 // legacyVersion is the version negotiated by initialize, or the newest

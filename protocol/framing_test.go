@@ -24,11 +24,11 @@ func TestTheWriterYieldsBeforeItFlushes(t *testing.T) {
 	yields := 0
 	o.yield = func() {
 		if yields++; yields == 1 {
-			o.send(msgOf([]byte(`{"b":2}`), nil))
+			o.Send(msgOf([]byte(`{"b":2}`), nil))
 			o.close()
 		}
 	}
-	o.send(msgOf([]byte(`{"a":1}`), nil))
+	o.Send(msgOf([]byte(`{"a":1}`), nil))
 	o.run()
 	if w.writes != 1 || w.String() != "{\"a\":1}\n{\"b\":2}\n" {
 		t.Errorf("%d writes of %q, want one of both messages", w.writes, w.String())

@@ -33,6 +33,9 @@ const (
 	// CodeUnsupportedProtocolVersion is the 2026-07-28 code for a request
 	// whose _meta names a protocol version the server does not speak.
 	CodeUnsupportedProtocolVersion = -32022
+	// CodeHeaderMismatch is the 2026-07-28 code for an HTTP request whose
+	// headers do not match its body.
+	CodeHeaderMismatch = -32020
 )
 
 // Error is a JSON-RPC error object. Its Is method compares codes, so
@@ -133,7 +136,7 @@ type request struct {
 	params  jsontext.Value // a JSON object, or nil
 	lenient bool           // the message holds invalid UTF-8: decode params with lenient
 	pos     int            // its position in its batch
-	out     sink           // where its response and the notifications about it go
+	out     Sink           // where its response and the notifications about it go
 	hold    *Hold          // its bytes, counted until its response is written
 	era
 }
@@ -351,6 +354,10 @@ type outMessage struct {
 func encodeResult(id jsontext.Value, result any) ([]byte, error) {
 	return json.Marshal(&outMessage{JSONRPC: "2.0", ID: id, Result: result}, encodeOpts)
 }
+
+// ErrorResponse returns the error response to id (null when nil), for a
+// transport that refuses a message before a session sees it.
+func ErrorResponse(id jsontext.Value, e *Error) []byte { return encodeError(id, e) }
 
 // encodeError encodes the error response to id (nullID when nil).
 func encodeError(id jsontext.Value, e *Error) []byte {

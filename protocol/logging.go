@@ -55,7 +55,7 @@ type logParams struct {
 }
 
 // sendLog sends notifications/message to out, when there is room.
-func (ss *session) sendLog(out sink, level LogLevel, logger string, data any) {
+func (ss *session) sendLog(out Sink, level LogLevel, logger string, data any) {
 	d, err := json.Marshal(data, encodeOpts)
 	if err != nil {
 		d, _ = json.Marshal(fmt.Sprint(data), encodeOpts)

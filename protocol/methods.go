@@ -112,7 +112,7 @@ func (ss *session) dispatch(ctx context.Context, rq *request, b *batch) {
 		} else {
 			_, _ = info.handle(ss, ctx, rq, p)
 		}
-		ss.reply(b, rq, outMsg{})
+		ss.reply(b, rq, Message{})
 		return
 	}
 	if !ok || info.flags&notification != 0 {
@@ -152,7 +152,7 @@ func (ss *session) handle(ctx context.Context, rq *request, info methodInfo, p p
 
 // encode encodes the response to rq: its result, in the era's shape, or
 // its error.
-func (ss *session) encode(rq *request, info methodInfo, res result, err error) outMsg {
+func (ss *session) encode(rq *request, info methodInfo, res result, err error) Message {
 	if err == nil {
 		ss.finishModern(res.tail(), rq, info.flags)
 		var b []byte
@@ -160,7 +160,7 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) o
 		case *listToolsResult:
 			b, err = encodeList(rq.id, r)
 		case *callToolResult:
-			var m outMsg
+			var m Message
 			if m, err = encodeCallResult(rq.id, r); err == nil {
 				return m
 			}
@@ -185,11 +185,11 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) o
 }
 
 // errorMsg is the error response to id.
-func errorMsg(id jsontext.Value, e *Error) outMsg { return msgOf(encodeError(id, e), nil) }
+func errorMsg(id jsontext.Value, e *Error) Message { return msgOf(encodeError(id, e), nil) }
 
 // reply sends the response to rq (none when m has no parts) to rq.out, or
 // into b. The request's bytes are held until the response is written.
-func (ss *session) reply(b *batch, rq *request, m outMsg) {
+func (ss *session) reply(b *batch, rq *request, m Message) {
 	switch {
 	case b != nil:
 		b.add(rq, m)
@@ -197,8 +197,8 @@ func (ss *session) reply(b *batch, rq *request, m outMsg) {
 		rq.hold.finish()
 	default:
 		rq.hold.charge(m.uncounted())
-		m.done = rq.hold.finish
-		rq.out.send(m)
+		m.done, m.final = rq.hold.finish, true
+		rq.out.Send(m)
 	}
 }
 
@@ -233,7 +233,7 @@ func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams
 	}
 	requested := *p.ProtocolVersion
 	v := requested
-	if !isLegacyVersion(v) {
+	if !IsLegacyVersion(v) {
 		v = LatestLegacyVersion
 	}
 	ss.version.Store(&v)

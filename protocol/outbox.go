@@ -10,15 +10,18 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// outMsg is one message for the client, without its line ending. Most are
-// one part; a tool result is written in parts from the backend's bytes
-// where they lie, so that a large result is never copied (see
-// encodeCallResult).
-type outMsg struct {
+// Message is one message for the client, without a line ending, as a
+// Sink is given it. Most are one part; a tool result is written in parts
+// from the backend's bytes where they lie, so that a large result is
+// never copied (see encodeCallResult). The bytes it holds are counted
+// against its session's budget until Release.
+type Message struct {
 	parts []part
 	// done releases what the message holds, once it is written or
 	// dropped; nil when it holds nothing that is counted.
 	done func()
+	// final marks the response to a request: the last message about it.
+	final bool
 }
 
 // part is bytes of a message, written as they are or, when quoted, as
@@ -30,11 +33,15 @@ type part struct {
 	counted bool
 }
 
-func msgOf(b []byte, done func()) outMsg { return outMsg{parts: []part{{b: b}}, done: done} }
+func msgOf(b []byte, done func()) Message { return Message{parts: []part{{b: b}}, done: done} }
+
+// Final reports whether m is the response to a request, after which no
+// other message about that request comes.
+func (m *Message) Final() bool { return m.final }
 
 // uncounted returns the bytes of m that are not counted yet, as held,
 // not as written: a quoted part grows by its escapes only on its way out.
-func (m *outMsg) uncounted() int {
+func (m *Message) uncounted() int {
 	n := 0
 	for _, p := range m.parts {
 		if !p.counted {
@@ -44,20 +51,38 @@ func (m *outMsg) uncounted() int {
 	return n
 }
 
-// bytes returns m as one slice, for the few places that need it whole.
-func (m *outMsg) bytes() []byte {
+// Bytes returns m as one slice, for the few places that need it whole.
+func (m *Message) Bytes() []byte {
 	if len(m.parts) == 1 && !m.parts[0].quoted {
 		return m.parts[0].b
 	}
 	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	var scratch []byte
-	_ = m.writeTo(w, &scratch) // a bytes.Buffer does not fail
-	_ = w.Flush()
+	m.WriteTo(&buf) // a bytes.Buffer does not fail
 	return buf.Bytes()
 }
 
-func (m *outMsg) release() {
+// WriteTo writes m, without a line ending, to w.
+func (m *Message) WriteTo(w io.Writer) (int64, error) {
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		bw = bufio.NewWriterSize(w, 32<<10)
+	}
+	n0 := bw.Buffered()
+	var scratch []byte
+	err := m.writeTo(bw, &scratch)
+	n := int64(bw.Buffered() - n0)
+	if !ok && err == nil {
+		n = int64(bw.Buffered())
+		err = bw.Flush()
+	}
+	return n, err
+}
+
+// Release releases what m holds: it is written, or will never be. A
+// transport calls it exactly once for every message it was given; it
+// must not use m afterwards.
+func (m *Message) Release() {
+	m.parts = nil
 	if m.done != nil {
 		m.done()
 		m.done = nil
@@ -68,7 +93,7 @@ func (m *outMsg) release() {
 const quoteChunk = 32 << 10
 
 // writeTo writes m to w. scratch is the caller's buffer for escaping.
-func (m *outMsg) writeTo(w *bufio.Writer, scratch *[]byte) error {
+func (m *Message) writeTo(w *bufio.Writer, scratch *[]byte) error {
 	for _, p := range m.parts {
 		if !p.quoted {
 			if _, err := w.Write(p.b); err != nil {
@@ -123,7 +148,7 @@ type outbox struct {
 	yield func()
 
 	mu     sync.Mutex
-	queue  []outMsg
+	queue  []Message
 	closed bool  // no more messages are taken
 	err    error // the write error; read after done is closed
 }
@@ -134,11 +159,11 @@ func newOutbox(w io.Writer) *outbox {
 
 // send queues m. Once the outbox is closed, or a write failed, m is
 // dropped, and what it holds released.
-func (o *outbox) send(m outMsg) {
+func (o *outbox) Send(m Message) {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
-		m.release()
+		m.Release()
 		return
 	}
 	o.queue = append(o.queue, m)
@@ -176,9 +201,8 @@ func (o *outbox) run() {
 				err = o.w.WriteByte('\n')
 			}
 			m := msgs[i]
-			msgs[i] = outMsg{} // written: the collector may have its bytes back before the batch ends
-			m.parts = nil
-			m.release()
+			msgs[i] = Message{} // written: the collector may have its bytes back before the batch ends
+			m.Release()
 			if err != nil {
 				o.fail(err, msgs[i+1:])
 				return
@@ -206,13 +230,13 @@ func (o *outbox) run() {
 
 // fail records the write error that ends the stream and drops every
 // message not written.
-func (o *outbox) fail(err error, unwritten []outMsg) {
+func (o *outbox) fail(err error, unwritten []Message) {
 	o.mu.Lock()
 	o.err, o.closed = err, true
 	unwritten = append(unwritten, o.queue...)
 	o.queue = nil
 	o.mu.Unlock()
 	for i := range unwritten {
-		unwritten[i].release()
+		unwritten[i].Release()
 	}
 }

@@ -50,8 +50,8 @@ func TestAResultWrittenInPartsIsTheEncodersMessage(t *testing.T) {
 					t.Fatal(err)
 				}
 				exact := !strings.ContainsAny(v, " \u2028\u2029")
-				if exact && string(got.bytes()) != string(want) || !exact && !sameJSON(got.bytes(), want) {
-					t.Errorf("%.40s (%s, isError %v):\n got %.300s\nwant %.300s", v, name, isError, got.bytes(), want)
+				if exact && string(got.Bytes()) != string(want) || !exact && !sameJSON(got.Bytes(), want) {
+					t.Errorf("%.40s (%s, isError %v):\n got %.300s\nwant %.300s", v, name, isError, got.Bytes(), want)
 				}
 				if got.uncounted() > 400 {
 					t.Errorf("%.40s: %d bytes counted again; the result's bytes are counted as read", v, got.uncounted())

@@ -46,11 +46,14 @@ type Server struct {
 	// with how to raise the limit, such as "raise --max-message-size to
 	// accept it"; "" adds nothing.
 	MaxMessageSizeHint string
-	// MaxInFlight bounds concurrently running tool calls (default 256).
-	// Past it, as many again wait their turn without holding up other
-	// requests; past that the reader waits, which pushes back on the
-	// client.
+	// MaxInFlight bounds the tool calls running at once in a session
+	// (default 256). Past it, as many again wait their turn without
+	// holding up other requests; past that the reader waits, which pushes
+	// back on the client.
 	MaxInFlight int
+	// MaxTotalInFlight bounds the tool calls running at once in all
+	// sessions together (default: MaxInFlight, which suits one session).
+	MaxTotalInFlight int
 	// MaxHeldBytes bounds the bytes a session holds on behalf of its
 	// requests (default 64 MiB): their arguments, the backend's replies
 	// while they are read, and responses and notifications until the
@@ -65,6 +68,9 @@ type Server struct {
 	// ShutdownGrace bounds how long Serve waits for in-flight calls once
 	// its context is cancelled (default 5 s).
 	ShutdownGrace time.Duration
+	// Hurry, when closed, ends the grace period at once: someone asked
+	// twice for the process to stop.
+	Hurry <-chan struct{}
 	// ProgressInterval is the heartbeat period of notifications/progress
 	// for calls that carry a progress token (default 5 s; negative: off).
 	ProgressInterval time.Duration
@@ -75,7 +81,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
-	budget   *budget // the total, made by the first session
+	budget   *budget       // the total, made by the first session
+	running  chan struct{} // a slot per call running in any session; made with budget
 }
 
 // total returns the server's budget, which every session's draws on.
@@ -85,6 +92,7 @@ func (s *Server) total() *budget {
 	if s.budget == nil {
 		limit := orDefault(s.MaxTotalHeldBytes, orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes))
 		s.budget = newBudget(int64(limit), nil)
+		s.running = make(chan struct{}, orDefault(s.MaxTotalInFlight, orDefault(s.MaxInFlight, DefaultMaxInFlight)))
 	}
 	return s.budget
 }
@@ -143,16 +151,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	out := newOutbox(w)
 	ss := s.newSession(out, log)
-	s.mu.Lock()
-	if s.sessions == nil {
-		s.sessions = make(map[*session]struct{})
-	}
-	s.sessions[ss] = struct{}{}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.sessions, ss)
-		s.mu.Unlock()
-	}()
+	s.register(ss)
+	defer s.unregister(ss)
 	return ss.serve(ctx, r, out)
 }

@@ -12,7 +12,7 @@ import (
 
 // session is the state of one client: the protocol version it negotiated,
 // its log level, its calls in flight and its listen streams. A transport
-// feeds it messages with handleLine, each with the sink its response goes
+// feeds it messages with handleLine, each with the Sink its response goes
 // to; out takes the messages that belong to no request.
 //
 // Lock order: ss.mu before a budget's root lock; neither is held while
@@ -21,7 +21,7 @@ type session struct {
 	srv    *Server
 	log    zerolog.Logger
 	budget *budget
-	out    sink
+	out    Sink
 	runner *runner
 
 	admitted chan struct{} // one place per tool call running or in line
@@ -44,11 +44,13 @@ type session struct {
 	toolsChangedQueued atomic.Bool // a notifications/tools/list_changed is queued and not yet written
 }
 
-// sink takes the messages of a request, or of a session, for the client.
-// send never blocks: what it is given was counted against the budget, and
-// is released by whoever writes or drops it.
-type sink interface {
-	send(m outMsg)
+// Sink takes the messages of a request, or of a session, for the client:
+// a transport's stream. Send must not block: what it is given was counted
+// against the session's budget, and the sink writes it or drops it, then
+// releases it (Message.Release), exactly once. It is called from several
+// goroutines.
+type Sink interface {
+	Send(m Message)
 }
 
 // coalesceFrom is the number of running calls above which the writer
@@ -62,7 +64,7 @@ const coalesceFrom = 8
 // holds a goroutine: a client needs one or two.
 const maxListens = 64
 
-func (s *Server) newSession(out sink, log zerolog.Logger) *session {
+func (s *Server) newSession(out Sink, log zerolog.Logger) *session {
 	inFlight := orDefault(s.MaxInFlight, DefaultMaxInFlight)
 	ss := &session{
 		srv:      s,
@@ -113,7 +115,7 @@ func (ss *session) cancelCalls() {
 // same kind is still queued: one says as much as two). Otherwise it is
 // dropped, and counted: a client that does not read must not make the
 // bridge hold notifications without bound. It reports whether it sent.
-func (ss *session) notify(out sink, msg []byte, queued *atomic.Bool) bool {
+func (ss *session) notify(out Sink, msg []byte, queued *atomic.Bool) bool {
 	if queued != nil && !queued.CompareAndSwap(false, true) {
 		return false
 	}
@@ -134,7 +136,7 @@ func (ss *session) notify(out sink, msg []byte, queued *atomic.Bool) bool {
 // acknowledgement, a change of a list), whatever room the budget has:
 // with queued set while one of its kind is queued, their number is
 // bounded too.
-func (ss *session) sendAlways(out sink, msg []byte, queued *atomic.Bool) {
+func (ss *session) sendAlways(out Sink, msg []byte, queued *atomic.Bool) {
 	if queued != nil && !queued.CompareAndSwap(false, true) {
 		return
 	}
@@ -144,9 +146,9 @@ func (ss *session) sendAlways(out sink, msg []byte, queued *atomic.Bool) {
 
 // sendTaken sends msg, whose bytes the budget counts, and releases them
 // (and clears queued) once it is written or dropped.
-func (ss *session) sendTaken(out sink, msg []byte, queued *atomic.Bool) {
+func (ss *session) sendTaken(out Sink, msg []byte, queued *atomic.Bool) {
 	n := len(msg)
-	out.send(msgOf(msg, func() {
+	out.Send(msgOf(msg, func() {
 		ss.budget.give(n)
 		if queued != nil {
 			queued.Store(false)
@@ -159,7 +161,7 @@ func (ss *session) sendTaken(out sink, msg []byte, queued *atomic.Bool) {
 // the end shows it as the object's last member. A response from the
 // client, a notification, or a message whose id does not show, is not
 // answered.
-func (ss *session) tooLong(out sink, prefix, tail []byte) {
+func (ss *session) tooLong(out Sink, prefix, tail []byte) {
 	max := orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize)
 	ss.log.Warn().Int("max_bytes", max).Msg("message too long")
 	id, response := idFromPrefix(prefix)
@@ -179,7 +181,7 @@ func (ss *session) tooLong(out sink, prefix, tail []byte) {
 // handleLine handles one line: a message or a batch, whose responses go
 // to out. The bytes of each request are counted against the budget until
 // it is answered.
-func (ss *session) handleLine(ctx context.Context, out sink, line []byte) {
+func (ss *session) handleLine(ctx context.Context, out Sink, line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return

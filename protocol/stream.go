@@ -62,6 +62,8 @@ func (ss *session) serve(ctx context.Context, r io.Reader, out *outbox) error {
 		case <-out.done:
 		case <-time.After(grace):
 			ss.log.Warn().Msg("shutdown grace period over, cancelling calls in flight")
+		case <-ss.srv.Hurry:
+			ss.log.Warn().Msg("asked again to stop: cancelling calls in flight")
 		}
 	}
 	ss.cancelCalls()
@@ -101,7 +103,7 @@ func (ss *session) serve(ctx context.Context, r io.Reader, out *outbox) error {
 // gets no more requests read.
 func (ss *session) read(ctx context.Context, r io.Reader, out *outbox) error {
 	lr := newLineReader(r, orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize))
-	for ss.budget.waitRoom(ss.stopped) {
+	for ss.budget.waitRoom(ctx, ss.stopped) {
 		line, tooLong, err := lr.next()
 		if tooLong {
 			ss.tooLong(out, line, lr.tail)

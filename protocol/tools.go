@@ -163,7 +163,7 @@ type progressParams struct {
 // until stop is called. Some hosts reset their request timeout on
 // progress. A heartbeat is skipped while the last is still queued, or
 // when the budget has no room: it only says the call is alive.
-func (ss *session) heartbeat(out sink, token jsontext.Value) (stop func()) {
+func (ss *session) heartbeat(out Sink, token jsontext.Value) (stop func()) {
 	interval := orDefault(ss.srv.ProgressInterval, DefaultProgressInterval)
 	if interval < 0 {
 		return func() {}
@@ -195,7 +195,7 @@ func (ss *session) heartbeat(out sink, token jsontext.Value) (stop func()) {
 // and so is the structured content that shares them: the response is a
 // message in parts around them, so that a large result is held once, as
 // it was read.
-func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
+func encodeCallResult(id jsontext.Value, res *callToolResult) (Message, error) {
 	if len(res.Content) != 1 || res.Content[0].JSON == nil {
 		b, err := encodeResult(id, res)
 		return msgOf(b, nil), err
@@ -207,7 +207,7 @@ func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
 		Content []Content `json:"content"`
 	}{})
 	if err != nil {
-		return outMsg{}, err
+		return Message{}, err
 	}
 	head = append(head[:len(head)-len("]}}")], `{"type":"text","text":"`...)
 	after, err := json.Marshal(&struct {
@@ -215,7 +215,7 @@ func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
 		resultTail
 	}{res.IsError, res.resultTail}, encodeOpts)
 	if err != nil {
-		return outMsg{}, err
+		return Message{}, err
 	}
 	closing := []byte(`"}]`)
 	parts := []part{{b: head}, {b: text, quoted: true, counted: true}}
@@ -228,7 +228,7 @@ func encodeCallResult(id jsontext.Value, res *callToolResult) (outMsg, error) {
 		closing = append(closing, ',')
 	}
 	closing = append(append(closing, after[1:]...), '}') // the members after content, and the message's end
-	return outMsg{parts: append(parts, part{b: closing})}, nil
+	return Message{parts: append(parts, part{b: closing})}, nil
 }
 
 // sameBytes reports whether a and b are the same bytes in memory.

@@ -113,7 +113,8 @@ func TestBadSettingsAreUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"another transport", nil, []string{"--transport", "http"}, `unsupported transport "http": only stdio is available`},
+		{"an unknown transport", nil, []string{"--transport", "carrier-pigeon"}, `unknown transport "carrier-pigeon": use stdio or http`},
+		{"http off loopback without a token", nil, []string{"--transport", "http", "--listen", "0.0.0.0:0"}, `reachable from other machines: set a bearer token`},
 		{"a bad log format", nil, []string{"--log-format", "xml"}, "unknown log format"},
 		{"a bad log level", nil, []string{"--log-level", "loud"}, "unknown log level"},
 		{"a bad duration in the environment", map[string]string{"TAIRSEACH_CALL_TIMEOUT": "soon"}, nil, "TAIRSEACH_CALL_TIMEOUT"},

@@ -229,7 +229,7 @@ func TestDoctorChecksEachClientsEntry(t *testing.T) {
 		{"another binary", entry(other), check{statusWarn, "runs another binary, " + other, "to run this one (" + exe + ")"}},
 		{"a binary that is gone", entry(filepath.Join(bin, "gone")), check{statusFail, "the command " + filepath.Join(bin, "gone") + " does not exist", "install cursor --force"}},
 		{"an unknown flag", entry(exe, "--sockets=/x"), check{statusFail, `would refuse its args: unknown flag: --sockets (did you mean --socket?)`, "install cursor --force"}},
-		{"a value the bridge refuses", entry(exe, "--transport=http"), check{statusFail, `unsupported transport "http"`, ""}},
+		{"a value the bridge refuses", entry(exe, "--transport=pigeon"), check{statusFail, `unknown transport "pigeon"`, ""}},
 		{"an argument that is not a flag", entry(exe, "serve"), check{statusFail, `unexpected argument "serve"`, ""}},
 		{"not a command", `{"mcpServers":{"tairseach":{"url":"http://localhost:1"}}}`, check{statusFail, `"tairseach" is not a command entry`, ""}},
 		{"a file with comments", "{\n// mine\n}", check{statusFail, "has comments (line 2)", ""}},

@@ -46,6 +46,7 @@ type options struct {
 	readOnly       bool
 	toolMode       string
 	logLevelSet    bool // --log-level or its variable was given
+	http           httpOptions
 }
 
 // setting describes one flag and its variable, for registration and help.
@@ -54,7 +55,7 @@ type setting struct {
 }
 
 var settings = []setting{
-	{"transport", "TAIRSEACH_TRANSPORT", "MCP transport; only stdio exists"},
+	{"transport", "TAIRSEACH_TRANSPORT", "MCP transport: stdio (what desktop clients start), or http (Streamable HTTP, one bridge for many clients; see --listen)"},
 	{"socket", "TAIRSEACH_SOCKET", "backend Unix socket (default ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock when only that exists)"},
 	{"manifests", "TAIRSEACH_MANIFESTS", "manifest folder, read recursively; repeat for several (the variable takes a path list) (default ~/.tairseach/manifests)"},
 	{"prefix", "TAIRSEACH_PREFIX", `prefix of client-visible tool names, <prefix>_<name>; "" for none`},
@@ -79,9 +80,28 @@ var settings = []setting{
 	{"tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
 }
 
+// httpSettings are the flags of --transport http.
+var httpSettings = []setting{
+	{"listen", "TAIRSEACH_LISTEN", "with --transport http: where to listen, 127.0.0.1:PORT, [::1]:PORT, HOST:0 for any free port, or unix:PATH for a Unix socket"},
+	{"allowed-origins", "TAIRSEACH_ALLOWED_ORIGINS", "browser origins allowed besides loopback ones, exactly as sent (https://app.example); repeatable, or comma-separated"},
+	{"allowed-hosts", "TAIRSEACH_ALLOWED_HOSTS", "Host header values allowed besides loopback names and the listen address (bridge.lan:8411); repeatable, or comma-separated"},
+	{"auth-token-file", "TAIRSEACH_AUTH_TOKEN_FILE", "file holding the bearer token clients must send (or set TAIRSEACH_AUTH_TOKEN); required off loopback"},
+	{"tls-cert", "TAIRSEACH_TLS_CERT", "TLS certificate file (PEM); with --tls-key, serve HTTPS"},
+	{"tls-key", "TAIRSEACH_TLS_KEY", "TLS private key file (PEM)"},
+	{"insecure-http", "TAIRSEACH_INSECURE_HTTP", "allow plain HTTP on an address other than loopback (the token then travels in clear)"},
+	{"max-sessions", "TAIRSEACH_MAX_SESSIONS", "most HTTP sessions at once; when full, the one idle the longest is ended"},
+	{"session-timeout", "TAIRSEACH_SESSION_TIMEOUT", "an HTTP session unused this long is ended"},
+	{"max-total-in-flight", "TAIRSEACH_MAX_TOTAL_IN_FLIGHT", "most tool calls running at once over all HTTP sessions"},
+	{"max-total-held-bytes", "TAIRSEACH_MAX_TOTAL_HELD_BYTES", "most bytes held for requests over all HTTP sessions (see --max-held-bytes, which bounds each)"},
+	{"max-body-size", "TAIRSEACH_MAX_BODY_SIZE", "largest HTTP request body (bytes, or with a unit: 4MiB)"},
+	{"header-timeout", "TAIRSEACH_HEADER_TIMEOUT", "longest time to read a request's headers"},
+	{"idle-timeout", "TAIRSEACH_IDLE_TIMEOUT", "an idle keep-alive connection is closed after this long"},
+	{"stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "a client that takes longer than this to read part of a response loses that response's stream"},
+}
+
 func (o *options) register(fs *pflag.FlagSet) {
 	u := func(name string) string {
-		for _, s := range settings {
+		for _, s := range slices.Concat(settings, httpSettings) {
 			if s.flag == name {
 				return fmt.Sprintf("%s (env %s)", s.usage, s.env)
 			}
@@ -111,13 +131,14 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.exclude, "exclude", nil, u("exclude"))
 	boolVar(fs, &o.readOnly, "read-only", false, u("read-only"))
 	fs.StringVar(&o.toolMode, "tool-mode", "all", u("tool-mode"))
+	o.http.register(fs, u)
 }
 
 // bindEnv sets every flag of cmd the command line left alone from its
 // environment variable, when that is set (even to "": TAIRSEACH_PREFIX=""
 // means no prefix). A value the flag refuses is a usage error.
 func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
-	for _, s := range settings {
+	for _, s := range slices.Concat(settings, httpSettings) {
 		f := cmd.Flags().Lookup(s.flag)
 		if f == nil || f.Changed {
 			continue
@@ -155,8 +176,14 @@ func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
 
 // resolve fills in defaults that depend on the machine and checks values.
 func (o *options) resolve() error {
-	if o.transport != "stdio" {
-		return usageError{fmt.Errorf("unsupported transport %q: only stdio is available", o.transport)}
+	switch o.transport {
+	case "stdio":
+	case "http":
+		if err := o.http.resolve(); err != nil {
+			return usageError{err}
+		}
+	default:
+		return usageError{fmt.Errorf("unknown transport %q: use stdio or http", o.transport)}
 	}
 	switch o.logFormat {
 	case "json", "console", "auto":

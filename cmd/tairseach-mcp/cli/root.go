@@ -30,16 +30,28 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) (string, bool)
+	hurry          <-chan struct{} // closed when asked a second time to stop
 }
 
 // Main runs the command line with the process's arguments and streams and
 // returns the exit status.
 func Main() int {
 	// A client ends the session with SIGTERM, a person with Ctrl-C or by
-	// closing the terminal: each ends it gracefully (see Server.Serve).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.LookupEnv}
+	// closing the terminal: each ends it gracefully (see Server.Serve),
+	// and a second one ends the grace period at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hurry := make(chan struct{})
+	go func() { // ends at the second signal, or with the process
+		<-sigs
+		cancel()
+		<-sigs
+		close(hurry)
+	}()
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.LookupEnv, hurry: hurry}
 	return run(ctx, e, os.Args[1:])
 }
 
@@ -116,6 +128,9 @@ variable, which wins over the default.`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bindEnv(cmd, e.getenv); err != nil {
 				return err
+			}
+			if token, ok := e.getenv("TAIRSEACH_AUTH_TOKEN"); ok {
+				opts.http.token = token // from the environment only: a flag would show in ps
 			}
 			opts.logLevelSet = cmd.Flags().Changed("log-level")
 			return opts.resolve()

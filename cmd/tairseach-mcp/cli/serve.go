@@ -26,11 +26,15 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	// through the failed write (calls cancelled, the reason logged, exit
 	// status 1) instead of by SIGPIPE on the spot.
 	signal.Ignore(syscall.SIGPIPE)
+	held := opts.maxHeldBytes
+	if opts.transport == "http" {
+		held = opts.http.maxTotalHeld
+	}
 	if _, set := e.getenv("GOMEMLIMIT"); !set {
 		// The budget bounds what the bridge holds; this tells the garbage
 		// collector to work before the heap outgrows it by much, instead
 		// of letting it double between collections.
-		debug.SetMemoryLimit(memoryLimit(opts.maxHeldBytes))
+		debug.SetMemoryLimit(memoryLimit(held))
 	}
 	backend := newBackend(opts, &log)
 	defer backend.Close()
@@ -44,6 +48,10 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		MaxMessageSizeHint: maxMessageSizeHint,
 		MaxInFlight:        opts.maxInFlight,
 		MaxHeldBytes:       opts.maxHeldBytes,
+		Hurry:              e.hurry,
+	}
+	if opts.transport == "http" {
+		srv.MaxTotalInFlight, srv.MaxTotalHeldBytes = opts.http.maxTotalInFlight, opts.http.maxTotalHeld
 	}
 	srv.ProgressInterval = opts.progress
 	if opts.progress == 0 {
@@ -64,7 +72,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		snap := reg.Snapshot()
 		logSummary(&log, snap)
 		log.Info().Str("version", version()).Int("tools", snap.Tools().Len()).Str("tool_mode", opts.toolMode).Str("socket", opts.socket).
-			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Msg("serving on stdio")
+			Strs("manifests", opts.manifests).Bool("watch", !opts.noWatch).Str("transport", opts.transport).Msg("serving")
 		if watchCtx.Err() != nil {
 			return
 		}
@@ -76,13 +84,32 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 			log.Error().Err(err).Msg("cannot watch manifests; changes need a restart")
 		}
 	}()
-	if isTerminal(e.stdin) {
-		// Someone ran the bridge by hand; MCP clients start it with pipes.
-		fmt.Fprintln(e.stderr, "tairseach-mcp serves MCP on stdin/stdout: type JSON-RPC requests, one per line, or press Ctrl-D to quit.\nTry: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}   (tairseach-mcp --help for more)")
+	var err error
+	if opts.transport == "http" {
+		hard, cancel := context.WithCancel(context.Background())
+		stopHurry := context.AfterFunc(ctx, func() { // a second signal ends the grace period
+			select {
+			case <-e.hurry:
+				cancel()
+			case <-hard.Done():
+			}
+		})
+		err = serveHTTP(ctx, hard, e, opts, &log, srv, reg, backend)
+		stopHurry()
+		cancel()
+	} else {
+		if isTerminal(e.stdin) {
+			// Someone ran the bridge by hand; MCP clients start it with pipes.
+			fmt.Fprintln(e.stderr, "tairseach-mcp serves MCP on stdin/stdout: type JSON-RPC requests, one per line, or press Ctrl-D to quit.\nTry: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}   (tairseach-mcp --help for more)")
+		}
+		err = srv.Serve(ctx, e.stdin, e.stdout)
 	}
-	err := srv.Serve(ctx, e.stdin, e.stdout)
 	stopWatch()
 	wg.Wait()
+	var ue usageError
+	if errors.As(err, &ue) {
+		return err // said by run, with the usage hint
+	}
 	if err != nil {
 		log.Error().Err(err).Msg("session ended")
 		return exitStatus(exitError)

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tairseach/tairseach-mcp/protocol/mcphttp"
+)
+
+// DefaultListen is where --transport http listens unless told otherwise:
+// loopback only, on a fixed port clients can be configured with.
+const DefaultListen = "127.0.0.1:8411"
+
+// httpOptions are the settings of --transport http.
+type httpOptions struct {
+	listen           string
+	allowedOrigins   []string
+	allowedHosts     []string
+	tokenFile        string
+	tlsCert, tlsKey  string
+	insecure         bool
+	maxSessions      int
+	sessionTimeout   time.Duration
+	maxTotalInFlight int
+	maxTotalHeld     int
+	maxBodySize      int
+	headerTimeout    time.Duration
+	idleTimeout      time.Duration
+	stallTimeout     time.Duration
+
+	token string // read from the file or TAIRSEACH_AUTH_TOKEN by resolve
+}
+
+// Defaults of the HTTP limits that protocol and mcphttp leave to us.
+const (
+	defaultMaxTotalInFlight = 1024
+	defaultMaxTotalHeld     = 256 << 20
+	defaultHeaderTimeout    = 10 * time.Second
+	defaultIdleTimeout      = 60 * time.Second
+)
+
+func (o *httpOptions) register(fs *pflag.FlagSet, u func(string) string) {
+	fs.StringVar(&o.listen, "listen", DefaultListen, u("listen"))
+	fs.StringArrayVar(&o.allowedOrigins, "allowed-origins", nil, u("allowed-origins"))
+	fs.StringArrayVar(&o.allowedHosts, "allowed-hosts", nil, u("allowed-hosts"))
+	fs.StringVar(&o.tokenFile, "auth-token-file", "", u("auth-token-file"))
+	fs.StringVar(&o.tlsCert, "tls-cert", "", u("tls-cert"))
+	fs.StringVar(&o.tlsKey, "tls-key", "", u("tls-key"))
+	boolVar(fs, &o.insecure, "insecure-http", false, u("insecure-http"))
+	countVar(fs, &o.maxSessions, "max-sessions", mcphttp.DefaultMaxSessions, u("max-sessions"))
+	durationVar(fs, &o.sessionTimeout, "session-timeout", mcphttp.DefaultSessionTimeout, u("session-timeout"))
+	countVar(fs, &o.maxTotalInFlight, "max-total-in-flight", defaultMaxTotalInFlight, u("max-total-in-flight"))
+	sizeVar(fs, &o.maxTotalHeld, "max-total-held-bytes", defaultMaxTotalHeld, u("max-total-held-bytes"))
+	sizeVar(fs, &o.maxBodySize, "max-body-size", mcphttp.DefaultMaxBodySize, u("max-body-size"))
+	durationVar(fs, &o.headerTimeout, "header-timeout", defaultHeaderTimeout, u("header-timeout"))
+	durationVar(fs, &o.idleTimeout, "idle-timeout", defaultIdleTimeout, u("idle-timeout"))
+	durationVar(fs, &o.stallTimeout, "stall-timeout", mcphttp.DefaultStallTimeout, u("stall-timeout"))
+}
+
+// resolve checks the settings and reads the token. The environment's
+// TAIRSEACH_AUTH_TOKEN is read by the caller into o.token first.
+func (o *httpOptions) resolve() error {
+	o.allowedOrigins, o.allowedHosts = splitPatterns(o.allowedOrigins), splitPatterns(o.allowedHosts)
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	for name, v := range map[string]time.Duration{"--session-timeout": o.sessionTimeout, "--header-timeout": o.headerTimeout,
+		"--idle-timeout": o.idleTimeout, "--stall-timeout": o.stallTimeout} {
+		if v <= 0 {
+			return fmt.Errorf("%s must be positive, not %s", name, v)
+		}
+	}
+	for name, v := range map[string]int{"--max-sessions": o.maxSessions, "--max-total-in-flight": o.maxTotalInFlight,
+		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize} {
+		if v <= 0 {
+			return fmt.Errorf("%s must be positive, not %d", name, v)
+		}
+	}
+	if o.tokenFile != "" {
+		b, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return fmt.Errorf("--auth-token-file: %w", err)
+		}
+		if o.token = strings.TrimSpace(string(b)); o.token == "" {
+			return fmt.Errorf("--auth-token-file: %s is empty", o.tokenFile)
+		}
+	}
+	ep, err := o.endpoint()
+	if err != nil || ep.loopback {
+		return err
+	}
+	switch {
+	case o.token == "":
+		return fmt.Errorf("--listen %s is reachable from other machines: set a bearer token with --auth-token-file (or TAIRSEACH_AUTH_TOKEN) first", o.listen)
+	case o.tlsCert == "" && !o.insecure:
+		return fmt.Errorf("--listen %s is reachable from other machines: serve HTTPS with --tls-cert and --tls-key, or say --insecure-http to send the token in clear", o.listen)
+	}
+	return nil
+}
+
+// endpoint is where the bridge listens, as --listen says.
+type endpoint struct {
+	network, address string // for net.Listen
+	loopback         bool   // reachable from this machine only
+}
+
+// endpoint parses --listen: host:port with a loopback or other address
+// (a name must resolve to loopback to count as such), or unix:PATH.
+func (o *httpOptions) endpoint() (endpoint, error) {
+	if path, ok := strings.CutPrefix(o.listen, "unix:"); ok {
+		if path == "" {
+			return endpoint{}, errors.New("--listen unix: needs a path, as in unix:/run/user/1000/tairseach-mcp.sock")
+		}
+		return endpoint{network: "unix", address: path, loopback: true}, nil
+	}
+	host, port, err := net.SplitHostPort(o.listen)
+	if err != nil || port == "" {
+		return endpoint{}, fmt.Errorf("--listen %q: want HOST:PORT (127.0.0.1:8411, [::1]:0) or unix:PATH", o.listen)
+	}
+	ep := endpoint{network: "tcp", address: o.listen}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		ep.loopback = addr.IsLoopback()
+	} else {
+		ep.loopback = strings.EqualFold(host, "localhost")
+	}
+	return ep, nil
+}

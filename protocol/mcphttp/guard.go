@@ -1,0 +1,116 @@
+package mcphttp
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Guard decides who may use the endpoint. It is the one place the
+// handler's security decisions live: the Origin and Host a browser sends
+// (against DNS rebinding), and the bearer token. Its zero value allows
+// loopback origins and hosts only, and asks for no token.
+type Guard struct {
+	// AllowedOrigins are origins allowed besides loopback ones, matched
+	// exactly (scheme, host and port; no suffix or substring matching),
+	// e.g. "https://app.example".
+	AllowedOrigins []string
+	// AllowedHosts are Host header values allowed besides loopback ones
+	// and the listener's own address, matched exactly (host, and port when
+	// given), e.g. "bridge.lan:8411".
+	AllowedHosts []string
+	// ListenHost is the host:port the listener is bound to; a request to
+	// it by address is allowed.
+	ListenHost string
+	// Token, when set, is the bearer token every request but /healthz
+	// must carry in Authorization.
+	Token string
+}
+
+// Decision is what the guard says of a request: Allow, or the status to
+// refuse it with and why.
+type Decision struct {
+	Status int    // 0 when allowed
+	Reason string // for the response body and the log; never the token
+}
+
+// Check decides on r. checkToken is false for the health endpoint, which
+// tells nothing secret.
+func (g *Guard) Check(r *http.Request, checkToken bool) Decision {
+	if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(o) {
+		return Decision{http.StatusForbidden, "origin not allowed: " + o}
+	}
+	if !g.hostAllowed(r.Host) {
+		return Decision{http.StatusForbidden, "host not allowed: " + r.Host}
+	}
+	if checkToken && g.Token != "" && !g.tokenMatches(r.Header.Get("Authorization")) {
+		return Decision{http.StatusUnauthorized, "missing or wrong bearer token"}
+	}
+	return Decision{}
+}
+
+// originAllowed reports whether origin (scheme://host[:port], or "null")
+// is a loopback origin or one named exactly.
+func (g *Guard) originAllowed(origin string) bool {
+	if slices.Contains(g.AllowedOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.Path != "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+// hostAllowed reports whether a Host header names this server: a
+// loopback name or address, the listener's own address, or one named
+// exactly. Clients of a Unix socket send a loopback name (localhost).
+func (g *Guard) hostAllowed(host string) bool {
+	if host == "" {
+		return false
+	}
+	if host == g.ListenHost || slices.Contains(g.AllowedHosts, host) {
+		return true
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	return isLoopbackHost(strings.Trim(name, "[]"))
+}
+
+// isLoopbackHost reports whether a host name or address is loopback:
+// "localhost", 127.0.0.0/8 or ::1.
+func isLoopbackHost(name string) bool {
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
+}
+
+// tokenMatches compares the header's bearer token with Token in constant
+// time (of equal-length digests, so the token's length does not show).
+func (g *Guard) tokenMatches(header string) bool {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(g.Token))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// tokenKey identifies the token a request carried, to bind a session to
+// the token that made it; "" without a token.
+func tokenKey(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(h))
+	return string(sum[:])
+}
