@@ -239,9 +239,9 @@ func TestHeldBytesTable(t *testing.T) {
 			lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"tairseach_m_hang","arguments":{},"_meta":{"progressToken":%s}}}`, i, token))
 		}
 		sent := r.send(lines)
-		peak := stalled(t, r.pid)
+		stalled(t, r.pid)
 		time.Sleep(2 * time.Second) // 40 heartbeat periods: any that pile up show here
-		peak = procStatusKiB(t, r.pid, "VmHWM") >> 10
+		peak := procStatusKiB(t, r.pid, "VmHWM") >> 10
 		close(release)
 		ids, _ := r.answers(calls)
 		<-sent
