@@ -24,7 +24,7 @@ func TestDecodeStopsAtTheLimits(t *testing.T) {
 		{"too large", `"` + strings.Repeat("a", 5000) + `"`, "size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := lim.Decoder().Decode([]byte(tc.value))
+			_, _, err := lim.Decoder().decode([]byte(tc.value))
 			var le *LimitError
 			switch {
 			case tc.limit == "" && err != nil:

@@ -12,6 +12,8 @@ package manifest
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -52,6 +54,9 @@ type Tool struct {
 	InputSchema  jsontext.Value `json:"inputSchema"`
 	OutputSchema jsontext.Value `json:"outputSchema"`
 	Annotations  *Annotations   `json:"annotations"`
+	// Confirm is what the manifest says of asking the user before each
+	// call; nil when it says nothing.
+	Confirm *Confirm `json:"confirm"`
 	// MCPExpose and MCPExposeSnake are the two spellings of the same flag
 	// found in real manifests; use Exposed.
 	MCPExpose      *bool `json:"mcpExpose"`
@@ -66,6 +71,58 @@ type Tool struct {
 	// served, and its fields may be incomplete (Name is set when the
 	// manifest gives one).
 	Broken bool `json:"-"`
+}
+
+// Confirm is a manifest's "confirm" of a tool: true, false, or the
+// question to ask, which implies true.
+type Confirm struct {
+	Ask bool
+	// Template is the question, with {argument} placeholders; "" for the
+	// bridge's own wording.
+	Template string
+}
+
+// UnmarshalJSONFrom reads a boolean or a string.
+func (c *Confirm) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case 't', 'f':
+		c.Ask, c.Template = tok.Bool(), ""
+	case '"':
+		c.Ask, c.Template = true, tok.String()
+	default:
+		return fmt.Errorf("confirm must be a boolean or a string, not %s", tok.Kind())
+	}
+	return nil
+}
+
+// Placeholders returns the argument names a confirmation template
+// names, in order, each once.
+func (c *Confirm) Placeholders() []string {
+	if c == nil {
+		return nil
+	}
+	var names []string
+	for _, m := range placeholder.FindAllStringSubmatch(c.Template, -1) {
+		if !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// placeholder matches {argument} in a confirmation template.
+var placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.$-]+)\}`)
+
+// FillTemplate returns a confirmation template with each placeholder
+// replaced by what value returns for its name.
+func FillTemplate(template string, value func(name string) string) string {
+	return placeholder.ReplaceAllStringFunc(template, func(m string) string {
+		return value(m[1 : len(m)-1])
+	})
 }
 
 // Annotations are a tool's behaviour hints.

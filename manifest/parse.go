@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -60,15 +61,15 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 
 	// The file, its tools left out.
-	doc, err := decodeValue(s.rest)
+	doc, values, err := defaultDecoder.decode(s.rest)
 	if err != nil {
 		path, msg := decodeProblem(err)
 		p.add(Error, path, "", "%s", msg)
 		return nil
 	}
-	fileFormat, _ := formats()
-	if err := Validate(fileFormat, doc); err != nil {
-		for _, v := range Violations(err) {
+	fileFormat, _ := manifestSchemas()
+	if vs, err := fileFormat.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
+		for _, v := range checkProblems(vs, err) {
 			p.add(Error, v.Path(), "", "%s", v.Message)
 		}
 		return nil
@@ -96,7 +97,7 @@ func (p *parser) parse(data []byte) *Manifest {
 		}
 		t.Method = m.Implementation.Methods[t.Name]
 		p.lint(t, doc)
-		p.compile(t)
+		p.compile(t, doc)
 	}
 
 	// A method mapping with no tool is probably a typo in one of the names.
@@ -120,14 +121,14 @@ func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 		}
 		p.add(Error, joinPath(t.Path(), path), t.Name, "%s", msg)
 	}
-	doc, err := decodeValue(raw)
+	doc, values, err := defaultDecoder.decode(raw)
 	if err != nil {
 		broken(decodeProblem(err))
 		return t, nil
 	}
-	_, toolFormat := formats()
-	if err := Validate(toolFormat, doc); err != nil {
-		for _, v := range Violations(err) {
+	_, toolFormat := manifestSchemas()
+	if vs, err := toolFormat.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
+		for _, v := range checkProblems(vs, err) {
 			broken(v.Path(), explainViolation(v))
 		}
 		return t, nil
@@ -143,6 +144,15 @@ func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 		_ = t.OutputSchema.Compact()
 	}
 	return t, doc
+}
+
+// checkProblems returns the violations of a check against the manifest
+// format, or the check's error as one violation at the root.
+func checkProblems(vs []Violation, err error) []Violation {
+	if err != nil {
+		return []Violation{{Message: "cannot be checked: it " + err.Error()}}
+	}
+	return vs
 }
 
 // nameOf returns the name of a tool that is broken, "" when it has none.
@@ -173,6 +183,12 @@ func (p *parser) lint(t *Tool, doc any) {
 		p.add(Warning, t.Path(), t.Name, "schemas are %d bytes; over %d they dominate the tool list a model reads", n, maxSchemaLen)
 	}
 	top, _ := doc.(map[string]any)["inputSchema"].(map[string]any)
+	props, _ := top["properties"].(map[string]any)
+	for _, name := range t.Confirm.Placeholders() {
+		if _, ok := props[name]; !ok {
+			p.add(Warning, t.Path()+".confirm", t.Name, "the confirmation's {%s} names no argument of the inputSchema's properties; it is shown as (not given)", name)
+		}
+	}
 	for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
 		if _, ok := top[kw]; ok {
 			p.add(Warning, t.Path()+".inputSchema."+kw, t.Name, "top-level %s in inputSchema is rejected by some model APIs; move it into a property", kw)
@@ -180,10 +196,12 @@ func (p *parser) lint(t *Tool, doc any) {
 	}
 }
 
-// compile checks that the tool's schemas compile, marking it broken when
-// one does not. The compiled schemas are dropped: whoever serves the tool
+// compile checks that the tool's schemas compile, with no pattern too
+// long to compile, marking it broken when one does not; doc is the tool
+// decoded. The compiled schemas are dropped: whoever serves the tool
 // compiles them when it needs them (see CompileSchemas).
-func (p *parser) compile(t *Tool) {
+func (p *parser) compile(t *Tool, doc any) {
+	fields, _ := doc.(map[string]any)
 	for _, s := range []struct {
 		field  string
 		schema jsontext.Value
@@ -192,7 +210,11 @@ func (p *parser) compile(t *Tool) {
 			continue
 		}
 		path := t.Path() + "." + s.field
-		if _, err := compileSchema(path, s.schema); err != nil {
+		err := checkPatterns(fields[s.field])
+		if err == nil {
+			_, err = compileSchema(path, s.schema)
+		}
+		if err != nil {
 			t.Broken = true
 			p.add(Error, path, t.Name, "schema does not compile: %v", err)
 		}

@@ -47,8 +47,8 @@ func TestParseGoodManifest(t *testing.T) {
 		t.Errorf("mcpExpose: false tool is exposed")
 	}
 	createIn, _, _ := CompileSchemas(create)
-	if err := createIn.Validate(mustDecode(t, `{"title": 3}`)); err == nil {
-		t.Errorf("compiled input schema accepted a number title")
+	if vs, err := createIn.Check(t.Context(), defaultDecoder, []byte(`{"title": 3}`)); len(vs) == 0 || err != nil {
+		t.Errorf("compiled input schema accepted a number title (%v)", err)
 	}
 }
 
@@ -237,9 +237,12 @@ func TestViolationsNamePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.Validate(mustDecode(t, `{"items":[{"name":"a"},{}]}`))
+	vs, err := s.Check(t.Context(), defaultDecoder, []byte(`{"items":[{"name":"a"},{}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for _, v := range Violations(err) {
+	for _, v := range vs {
 		got = append(got, v.Path()+": "+v.Message)
 	}
 	want := []string{": missing properties: 'q'", "items[1]: missing properties: 'name'"}
@@ -257,15 +260,6 @@ func jsonFields(v any) []string {
 		}
 	}
 	return out
-}
-
-func mustDecode(t *testing.T, s string) any {
-	t.Helper()
-	v, err := decodeValue([]byte(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 func joinProblems(ps []Problem) string {

@@ -23,15 +23,23 @@ var SchemaJSON []byte
 
 const metaSchemaURL = "https://github.com/tairseach/tairseach-mcp/manifest/manifest.schema.json"
 
-// formats compiles the embedded format once per process: the whole file,
-// and one tool, which Parse checks on its own so that a problem in one
-// tool keeps only that tool from being served.
-var formats = sync.OnceValues(func() (file, tool *jsonschema.Schema) {
-	c := newCompiler()
-	if err := c.AddResource(metaSchemaURL, bytes.NewReader(SchemaJSON)); err != nil {
-		panic("manifest: embedded schema: " + err.Error())
+// manifestSchemas compiles the embedded format once per process: the
+// whole file, and one tool, which Parse checks on its own so that a
+// problem in one tool keeps only that tool from being served.
+var manifestSchemas = sync.OnceValues(func() (file, tool *Schema) {
+	compile := func(url string) *Schema {
+		s, err := newSchema(func(c *jsonschema.Compiler) (*jsonschema.Schema, error) {
+			if err := c.AddResource(metaSchemaURL, bytes.NewReader(SchemaJSON)); err != nil {
+				return nil, err
+			}
+			return c.Compile(url)
+		})
+		if err != nil {
+			panic("manifest: embedded schema: " + err.Error())
+		}
+		return s
 	}
-	return c.MustCompile(metaSchemaURL), c.MustCompile(metaSchemaURL + "#/$defs/tool")
+	return compile(metaSchemaURL), compile(metaSchemaURL + "#/$defs/tool")
 })
 
 // newCompiler returns a draft 2020-12 compiler that never loads anything:
@@ -50,7 +58,7 @@ func newCompiler() *jsonschema.Compiler {
 // $schema says otherwise. References may only point inside the schema:
 // nothing is loaded from the network or the file system. For a tool
 // Parse found servable it does not fail. It is safe for concurrent use.
-func CompileSchemas(t *Tool) (in, out *jsonschema.Schema, err error) {
+func CompileSchemas(t *Tool) (in, out *Schema, err error) {
 	in, err = compileSchema(t.Path()+".inputSchema", t.InputSchema)
 	if err != nil {
 		return nil, nil, fmt.Errorf("inputSchema: %w", err)
@@ -65,23 +73,24 @@ func CompileSchemas(t *Tool) (in, out *jsonschema.Schema, err error) {
 }
 
 // compileSchema compiles one schema; path names it in the manifest.
-func compileSchema(path string, schema []byte) (s *jsonschema.Schema, err error) {
-	defer func() {
-		// The library panics on numbers its big.Rat parser refuses (an
-		// exponent past a million): one manifest must not stop the load.
-		if p := recover(); p != nil {
-			s, err = nil, fmt.Errorf("the schema library failed on it (%v); a number may be out of range", p)
-		}
-	}()
-	c := newCompiler()
+func compileSchema(path string, schema []byte) (*Schema, error) {
 	u := "file:///" + path + ".json"
-	if err := c.AddResource(u, bytes.NewReader(schema)); err != nil {
-		return nil, cleanSchemaError(err, u)
-	}
-	if s, err = c.Compile(u); err != nil {
-		return nil, cleanSchemaError(err, u)
-	}
-	return s, nil
+	return newSchema(func(c *jsonschema.Compiler) (s *jsonschema.Schema, err error) {
+		defer func() {
+			// The library panics on numbers its big.Rat parser refuses (an
+			// exponent past a million): one manifest must not stop the load.
+			if p := recover(); p != nil {
+				s, err = nil, fmt.Errorf("the schema library failed on it (%v); a number may be out of range", p)
+			}
+		}()
+		if err := c.AddResource(u, bytes.NewReader(schema)); err != nil {
+			return nil, cleanSchemaError(err, u)
+		}
+		if s, err = c.Compile(u); err != nil {
+			return nil, cleanSchemaError(err, u)
+		}
+		return s, nil
+	})
 }
 
 // cleanSchemaError drops the library's prefixes and the synthetic URL so
@@ -123,37 +132,37 @@ func (v Violation) Path() string { return pointerToPath(v.Pointer) }
 // Violations flattens a validation error into its leaf causes, the ones
 // that say what is actually wrong. Any other error becomes one violation
 // at the root.
-func Violations(err error) []Violation {
+func Violations(err error) []Violation { return violations(err, nil) }
+
+// violations is Violations of the error of a check whose elements past
+// the first maxDescribed that failed are undescribed: they are counted
+// in one last violation.
+func violations(err error, undescribed *jsonschema.ValidationError) []Violation {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []Violation{{Message: err.Error()}}
 	}
 	var out []Violation
+	more := 0
 	var walk func(*jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
+		switch {
+		case e == undescribed:
+			more++
+		case len(e.Causes) == 0:
 			kw := e.KeywordLocation[strings.LastIndexByte(e.KeywordLocation, '/')+1:]
 			out = append(out, Violation{Pointer: e.InstanceLocation, Message: e.Message, Keyword: kw})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
+		default:
+			for _, c := range e.Causes {
+				walk(c)
+			}
 		}
 	}
 	walk(ve)
+	if more > 0 {
+		out = append(out, Violation{Message: fmt.Sprintf("%d more elements or members fail (the first %d that fail are described)", more, maxDescribed)})
+	}
 	return out
-}
-
-// Validate checks a value decoded by a Decoder against a compiled
-// schema, like s.Validate, but turns the library's panics (it has some on
-// numbers whose exponent is past a million) into an error.
-func Validate(s *jsonschema.Schema, v any) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("cannot be checked: %v (a number may be out of range)", p)
-		}
-	}()
-	return s.Validate(v)
 }
 
 // Limits bound what is decoded for a schema check, so that no value costs
@@ -168,6 +177,9 @@ type Limits struct {
 	NumberLength int
 	// Size is the largest value, in bytes (default 8 MiB).
 	Size int
+	// Values is the most values, at any depth, in one value (default
+	// 500,000): decoded for the check, each holds some 70 bytes.
+	Values int
 }
 
 // Default limits, for the zero fields of Limits.
@@ -175,6 +187,7 @@ const (
 	DefaultDepth        = 64
 	DefaultNumberLength = 100
 	DefaultSize         = 8 << 20
+	DefaultValues       = 500_000
 )
 
 func (l Limits) orDefaults() Limits {
@@ -187,22 +200,22 @@ func (l Limits) orDefaults() Limits {
 	if l.Size <= 0 {
 		l.Size = DefaultSize
 	}
+	if l.Values <= 0 {
+		l.Values = DefaultValues
+	}
 	return l
 }
 
 // A LimitError says which of the Limits a value passed. Its message
 // completes a sentence about the value: "is nested deeper than 64 levels".
 type LimitError struct {
-	// Limit names the limit: "depth", "number length" or "size".
+	// Limit names the limit: "depth", "number length", "size" or
+	// "values".
 	Limit string
 	msg   string
 }
 
 func (e *LimitError) Error() string { return e.msg }
-
-// decodeValue decodes one JSON value within the default Limits; see
-// Decoder.Decode.
-func decodeValue(data []byte) (any, error) { return defaultDecoder.Decode(data) }
 
 var defaultDecoder = Limits{}.Decoder()
 
@@ -213,35 +226,40 @@ type Decoder struct{ lim Limits }
 // Decoder returns a decoder of values within l.
 func (l Limits) Decoder() *Decoder { return &Decoder{l.orDefaults()} }
 
-// Decode decodes one JSON value as the schema library expects it:
+// decode decodes one JSON value as the schema library expects it:
 // objects as map[string]any, arrays as []any, numbers as json.Number
 // (from encoding/json), which the library compares exactly. Duplicate
 // names, invalid UTF-8 and data after the value are errors, and so is a
 // value past the limits (a *LimitError). The value is built from the
 // library's tokens: the reflective decoder costs several times more for
-// the small arguments of a tool call.
-func (d *Decoder) Decode(data []byte) (any, error) {
+// the small arguments of a tool call. It also returns the number of
+// values, the value's own and those it holds, at any depth.
+func (d *Decoder) decode(data []byte) (v any, values int, err error) {
 	if len(data) > d.lim.Size {
-		return nil, &LimitError{"size", fmt.Sprintf("is %d bytes, more than the %d that are checked", len(data), d.lim.Size)}
+		return nil, 0, &LimitError{"size", fmt.Sprintf("is %d bytes, more than the %d that are checked", len(data), d.lim.Size)}
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
-	v, err := d.value(dec)
+	v, err = d.value(dec, &values)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
-		return nil, errors.New("invalid data after top-level value")
+		return nil, 0, errors.New("invalid data after top-level value")
 	}
-	return v, nil
+	return v, values, nil
 }
 
-func (d *Decoder) value(dec *jsontext.Decoder) (any, error) {
+// value decodes the next value, adding to *values the values it holds.
+func (d *Decoder) value(dec *jsontext.Decoder, values *int) (any, error) {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
+	}
+	if *values++; *values > d.lim.Values {
+		return nil, &LimitError{"values", fmt.Sprintf("holds more than the %d values that are checked", d.lim.Values)}
 	}
 	switch tok.Kind() {
 	case '{', '[':
@@ -251,7 +269,7 @@ func (d *Decoder) value(dec *jsontext.Decoder) (any, error) {
 		if tok.Kind() == '[' {
 			a := []any{}
 			for dec.PeekKind() != ']' {
-				e, err := d.value(dec)
+				e, err := d.value(dec, values)
 				if err != nil {
 					return nil, err
 				}
@@ -266,7 +284,7 @@ func (d *Decoder) value(dec *jsontext.Decoder) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			if m[k.String()], err = d.value(dec); err != nil {
+			if m[k.String()], err = d.value(dec, values); err != nil {
 				return nil, err
 			}
 		}

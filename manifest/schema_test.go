@@ -43,6 +43,12 @@ func TestDecodeValue(t *testing.T) {
 	}
 }
 
+// decodeValue decodes one JSON value within the default Limits.
+func decodeValue(data []byte) (any, error) {
+	v, _, err := defaultDecoder.decode(data)
+	return v, err
+}
+
 // FuzzDecodeValue holds decodeValue to encoding/json with UseNumber, which
 // accepts more (repeated names, invalid UTF-8) but must agree on the rest.
 func FuzzDecodeValue(f *testing.F) {

@@ -42,6 +42,9 @@ func (ss *session) handleBatch(ctx context.Context, out Sink, line []byte) {
 			b.add(&rq, errorMsg(errID, WireError(err)))
 		case ignore:
 			b.add(&rq, Message{})
+		case rq.reply != nil:
+			ss.routeReply(rq.id, *rq.reply)
+			b.add(&rq, Message{})
 		case rq.method == "initialize" && rq.id != nil:
 			b.add(&rq, errorMsg(rq.id, &Error{Code: CodeInvalidRequest, Message: "initialize must not be part of a batch"}))
 		default:

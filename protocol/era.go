@@ -81,6 +81,7 @@ type requestMeta struct {
 	ProtocolVersion    string         `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
 	LogLevel           *string        `json:"io.modelcontextprotocol/logLevel"`
+	ClientInfo         jsontext.Value `json:"io.modelcontextprotocol/clientInfo"` // read by clientOf
 }
 
 // chooseEra decides the protocol version in force for a request of a
@@ -168,7 +169,9 @@ func (ss *session) finishModern(t *resultTail, rq *request, flags methodFlags) {
 	if flags&cacheable != 0 {
 		t.TTLMs, t.CacheScope = listTTL, "private"
 	}
-	t.ResultType = "complete"
+	if t.ResultType == "" {
+		t.ResultType = "complete"
+	}
 	if t.Meta == nil {
 		t.Meta = &resultMeta{}
 	}

@@ -138,6 +138,7 @@ type request struct {
 	pos     int            // its position in its batch
 	out     Sink           // where its response and the notifications about it go
 	hold    *Hold          // its bytes, counted until its response is written
+	reply   *clientReply   // for a response from the client, to the request id
 	era
 }
 
@@ -148,8 +149,8 @@ type message struct {
 	ID      jsontext.Value `json:"id"`
 	Method  token          `json:"method"`
 	Params  jsontext.Value `json:"params"`
-	Result  token          `json:"result"`
-	Error   token          `json:"error"`
+	Result  jsontext.Value `json:"result"`
+	Error   jsontext.Value `json:"error"`
 }
 
 // token is a member looked at, not kept: its kind (0 when absent) and,
@@ -182,7 +183,16 @@ func decodeMessage(data []byte) (rq request, ignore bool, errID jsontext.Value, 
 		}
 		rq.lenient = true
 	}
-	if m.Result.kind != 0 || m.Error.kind != 0 {
+	if m.Result != nil || m.Error != nil {
+		// A response to a request of the server's: routed by its id, when
+		// it is one the server could have sent.
+		if len(m.ID) > 0 && m.ID[0] == '"' && validID(m.ID) && (m.Result == nil) != (m.Error == nil) {
+			reply, err := replyOf(m.Result, m.Error)
+			if err == nil {
+				rq.id, rq.reply = m.ID, &reply
+				return rq, false, nil, nil
+			}
+		}
 		return rq, true, nil, nil
 	}
 	if m.ID != nil && !validID(m.ID) {
@@ -239,7 +249,7 @@ func decodeFailure(data []byte, err error) (rq request, ignore bool, errID jsont
 	}
 	var m message
 	if json.Unmarshal(data, &m, lenient, jsontext.AllowDuplicateNames(true)) != nil ||
-		m.Result.kind != 0 || m.Error.kind != 0 || m.ID == nil {
+		m.Result != nil || m.Error != nil || m.ID == nil {
 		return rq, true, nil, nil
 	}
 	errID = nullID

@@ -204,11 +204,24 @@ type CallToolRequest struct {
 	Arguments jsontext.Value
 	// ProtocolVersion is the version in force for this request.
 	ProtocolVersion string
+	// Ask, when set, asks the user through the client before the call
+	// goes on; nil when the client cannot be asked (it declared no form
+	// elicitation). See Asker.
+	Ask Asker
 	// Hold counts the bytes held for this call against the session's
 	// budget: a provider grows it as it reads what the result will
 	// carry, waiting when the budget is full. It is released once the
 	// response is written.
 	Hold *Hold
+	// ClientName and ClientVersion are what the client calls itself: the
+	// clientInfo of initialize, or in the modern era of the request's
+	// _meta. They are the client's own text, unchecked; empty when it
+	// gave none.
+	ClientName, ClientVersion string
+	// SessionID identifies the client's session within this process.
+	SessionID string
+	// Transport names how the client is connected: "stdio".
+	Transport string
 }
 
 // ToolProvider is what the server needs from the tool table.

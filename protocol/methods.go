@@ -160,6 +160,11 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) M
 		case *listToolsResult:
 			b, err = encodeList(rq.id, r)
 		case *callToolResult:
+			if r.input != nil {
+				r.input.resultTail = r.resultTail
+				b, err = encodeResult(rq.id, r.input)
+				break
+			}
 			var m Message
 			if m, err = encodeCallResult(rq.id, r); err == nil {
 				return m
@@ -204,11 +209,9 @@ func (ss *session) reply(b *batch, rq *request, m Message) {
 
 type initializeParams struct {
 	metaParams
-	ProtocolVersion *string `json:"protocolVersion"`
-	ClientInfo      struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"clientInfo"`
+	ProtocolVersion *string        `json:"protocolVersion"`
+	Capabilities    jsontext.Value `json:"capabilities"`
+	ClientInfo      clientInfo     `json:"clientInfo"`
 }
 
 type initializeResult struct {
@@ -237,6 +240,8 @@ func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams
 		v = LatestLegacyVersion
 	}
 	ss.version.Store(&v)
+	ss.client.Store(&p.ClientInfo)
+	ss.elicitation.Store(shapeOf(v) >= shapeStructured && canElicitForm(p.Capabilities))
 	ev := ss.log.Info().Str("requested", requested).Str("protocol_version", v)
 	// The client's strings are the client's: logged short and valid.
 	ev = ev.Str("client", logSafe(p.ClientInfo.Name)).Str("client_version", logSafe(p.ClientInfo.Version))

@@ -39,13 +39,13 @@ func TestAResultWrittenInPartsIsTheEncodersMessage(t *testing.T) {
 			for _, isError := range []bool{false, true} {
 				res := JSONResult(jsontext.Value(v))
 				res.IsError = isError
-				got, err := encodeCallResult(jsontext.Value(`"x"`), &callToolResult{*res, tail})
+				got, err := encodeCallResult(jsontext.Value(`"x"`), &callToolResult{CallToolResult: *res, resultTail: tail})
 				if err != nil {
 					t.Fatal(err)
 				}
 				copied := TextResult(v, isError)
 				copied.StructuredContent = res.StructuredContent
-				want, err := encodeResult(jsontext.Value(`"x"`), &callToolResult{*copied, tail})
+				want, err := encodeResult(jsontext.Value(`"x"`), &callToolResult{CallToolResult: *copied, resultTail: tail})
 				if err != nil {
 					t.Fatal(err)
 				}

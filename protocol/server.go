@@ -71,6 +71,9 @@ type Server struct {
 	// Hurry, when closed, ends the grace period at once: someone asked
 	// twice for the process to stop.
 	Hurry <-chan struct{}
+	// InputStateTTL is how long a 2026-07-28 client may take to answer a
+	// question the server asked in a result (default 5 min).
+	InputStateTTL time.Duration
 	// ProgressInterval is the heartbeat period of notifications/progress
 	// for calls that carry a progress token (default 5 s; negative: off).
 	ProgressInterval time.Duration
@@ -83,6 +86,17 @@ type Server struct {
 	sessions map[*session]struct{}
 	budget   *budget       // the total, made by the first session
 	running  chan struct{} // a slot per call running in any session; made with budget
+	states   *inputStates  // made at first use
+}
+
+// inputStates returns the server's issuer of 2026-07-28 requestStates.
+func (s *Server) inputStates() *inputStates {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.states == nil {
+		s.states = newInputStates(orDefault(s.InputStateTTL, DefaultInputStateTTL))
+	}
+	return s.states
 }
 
 // total returns the server's budget, which every session's draws on.
@@ -151,6 +165,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	out := newOutbox(w)
 	ss := s.newSession(out, log)
+	ss.transport = "stdio"
 	s.register(ss)
 	defer s.unregister(ss)
 	return ss.serve(ctx, r, out)

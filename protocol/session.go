@@ -24,6 +24,11 @@ type session struct {
 	out    Sink
 	runner *runner
 
+	// Who the session is, as tools/call tells the tool provider.
+	id        string                     // random, for the audit log
+	transport string                     // how the client is connected: "stdio"
+	client    atomic.Pointer[clientInfo] // the clientInfo of initialize; nil before it
+
 	admitted chan struct{} // one place per tool call running or in line
 	sem      chan struct{} // one slot per running tool call
 
@@ -40,6 +45,10 @@ type session struct {
 	modernSeen atomic.Bool            // a modern (2026-07-28) request was served
 	logLevel   atomic.Int32           // minimum level sent to the client; logOff when disabled
 	dropped    atomic.Int64           // notifications dropped for want of room
+
+	pending     map[string]chan clientReply // requests of the server's, by id as sent; guarded by mu
+	nextRequest atomic.Uint64               // the last id of a request of the server's
+	elicitation atomic.Bool                 // the client declared it can elicit a form, at initialize
 
 	toolsChangedQueued atomic.Bool // a notifications/tools/list_changed is queued and not yet written
 }
@@ -68,6 +77,7 @@ func (s *Server) newSession(out Sink, log zerolog.Logger) *session {
 	inFlight := orDefault(s.MaxInFlight, DefaultMaxInFlight)
 	ss := &session{
 		srv:      s,
+		id:       newSessionID(),
 		log:      log,
 		budget:   newBudget(int64(orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes)), s.total()),
 		out:      out,
@@ -75,6 +85,7 @@ func (s *Server) newSession(out Sink, log zerolog.Logger) *session {
 		sem:      make(chan struct{}, inFlight),
 		stopped:  make(chan struct{}),
 		inflight: make(map[string]*call),
+		pending:  make(map[string]chan clientReply),
 		runner:   newRunner(),
 	}
 	ss.logLevel.Store(int32(logOff))
@@ -199,6 +210,9 @@ func (ss *session) handleLine(ctx context.Context, out Sink, line []byte) {
 		ss.reply(nil, &rq, errorMsg(errID, WireError(err)))
 	case ignore:
 		ss.log.Debug().Msg("ignoring a response or an unreadable notification from the client")
+		rq.hold.finish()
+	case rq.reply != nil:
+		ss.routeReply(rq.id, *rq.reply)
 		rq.hold.finish()
 	default:
 		ss.dispatch(ctx, &rq, nil)

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -104,13 +105,16 @@ func decodeCursor(c string) (generation uint64, offset int, err error) {
 
 type callParams struct {
 	metaParams
-	Name      string         `json:"name"`
-	Arguments jsontext.Value `json:"arguments"`
+	Name           string         `json:"name"`
+	Arguments      jsontext.Value `json:"arguments"`
+	InputResponses jsontext.Value `json:"inputResponses"` // 2026-07-28: the user's answers
+	RequestState   *string        `json:"requestState"`   // 2026-07-28: what the server asked
 }
 
 type callToolResult struct {
 	CallToolResult
 	resultTail
+	input *inputRequiredResult // instead, in 2026-07-28: ask the user first
 }
 
 // callTool answers tools/call: it asks the tool provider, and sends
@@ -141,7 +145,27 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		defer stop()
 	}
 	start := time.Now()
-	res, err := ss.srv.Tools.CallTool(ctx, &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold})
+	client := ss.clientOf(rq, &p.Meta)
+	req := &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold,
+		ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport}
+	var modern *modernAsk
+	switch {
+	case rq.modern:
+		var err error
+		if modern, err = ss.modernAsker(p, args); err != nil {
+			return nil, err
+		}
+		if modern != nil {
+			req.Ask = modern.ask
+		}
+	case ss.elicitation.Load() && rq.shape() >= shapeStructured:
+		req.Ask = ss.legacyAsker(rq.out, rq.version)
+	}
+	res, err := ss.srv.Tools.CallTool(ctx, req)
+	if errors.Is(err, ErrInputRequired) && modern != nil && modern.question != nil {
+		ss.log.Debug().Str("tool", p.Name).Msg("tool call asks the user first")
+		return ss.inputRequired(modern, p, args, rq.version)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +175,31 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		out.StructuredContent = nil
 	}
 	return out, nil
+}
+
+// clientInfo is what a client calls itself.
+type clientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// clientOf returns the client that sent rq: in the modern era as its
+// _meta says (a malformed clientInfo, which only names the client, is
+// taken as none rather than failing the request), else as initialize
+// said.
+func (ss *session) clientOf(rq *request, m *requestMeta) clientInfo {
+	var c clientInfo
+	if rq.modern {
+		_ = json.Unmarshal(m.ClientInfo, &c)
+	} else if p := ss.client.Load(); p != nil {
+		c = *p
+	}
+	return c
+}
+
+// newSessionID returns a random session id: 16 hex digits.
+func newSessionID() string {
+	return fmt.Sprintf("%016x", rand.Uint64())
 }
 
 type progressParams struct {

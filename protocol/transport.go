@@ -23,13 +23,16 @@ type Session struct {
 }
 
 // NewSession starts a session whose messages that belong to no request
-// (list changes, log messages) go to out. The caller ends it with Close.
-func (s *Server) NewSession(out Sink) *Session {
+// (list changes, log messages) go to out. transport names how the client
+// is connected ("http"), for the tool provider's records. The caller ends
+// it with Close.
+func (s *Server) NewSession(transport string, out Sink) *Session {
 	log := zerolog.Nop()
 	if s.Logger != nil {
 		log = *s.Logger
 	}
 	c := &Session{ss: s.newSession(out, log)}
+	c.ss.transport = transport
 	c.lastUsed.Store(time.Now().UnixNano())
 	s.register(c.ss)
 	return c

@@ -54,8 +54,37 @@ func BenchmarkValidateArguments(b *testing.B) {
 	args := jsontext.Value(`{"data":"` + strings.Repeat("x", 89) + `"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if vs, err := r.check(b.Context(), schemas.in, args); err != nil || len(vs) > 0 {
+		if vs, err := schemas.in.Check(b.Context(), r.decoder, args); err != nil || len(vs) > 0 {
 			b.Fatal(vs, err)
+		}
+	}
+}
+
+// typicalManifest has a tool whose schema is like most real ones: a few
+// typed properties, bounds, an enum, a format and a small nested array.
+const typicalManifest = `{"id":"bench","tools":[{"name":"bench.search","description":"Search.","inputSchema":{"type":"object","properties":{
+ "query":{"type":"string","minLength":1,"description":"What to search for."},
+ "limit":{"type":"integer","minimum":1,"maximum":100},
+ "since":{"type":"string","format":"date-time"},
+ "sort":{"type":"string","enum":["newest","oldest","relevance"]},
+ "labels":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"color":{"type":"string"}},"required":["name"]}}},
+ "required":["query"],"additionalProperties":false}}],"implementation":{"methods":{"bench.search":"search"}}}`
+
+// BenchmarkCheckTypicalArguments measures a call's work before the
+// backend is called, mostly the argument check, for a small object
+// against a typical tool schema (no backend is configured, so the call
+// ends there).
+func BenchmarkCheckTypicalArguments(b *testing.B) {
+	dir := b.TempDir()
+	writeFile(b, filepath.Join(dir, "b.json"), typicalManifest)
+	r := New(Options{Dirs: []string{dir}, Prefix: "t"})
+	req := &protocol.CallToolRequest{Name: "t_bench_search", Arguments: jsontext.Value(
+		`{"query":"invoices from acme","limit":20,"since":"2024-01-01T00:00:00Z","sort":"newest","labels":[{"name":"work","color":"blue"},{"name":"billing"}]}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := r.CallTool(b.Context(), req)
+		if err != nil || !strings.HasPrefix(res.Content[0].Text, "No backend") {
+			b.Fatal(err, res)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -29,6 +28,10 @@ const (
 	outcomeBadReply         = "bad_reply"
 	outcomeContractBroken   = "contract_broken"
 	outcomeFailed           = "failed"
+	outcomeUnknownTool      = "unknown_tool"
+	outcomeRefused          = "refused"        // by a filter or a limit of the bridge
+	outcomeDeclined         = "declined"       // the user did not allow it, or did not answer
+	outcomeAsked            = "input_required" // 2026-07-28: the question went out in the result
 )
 
 // CallTool runs a tool: it looks the name up in the current snapshot,
@@ -39,29 +42,39 @@ const (
 // tool is a result with IsError set and a message a model can act on.
 // The whole call, checks included, is bounded by the call timeout and
 // ctx. It finishes against the snapshot it started with, whatever reloads
-// happen meanwhile.
+// happen meanwhile. Every call, an unknown tool's included, is recorded
+// in the audit log when there is one.
 func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	start := time.Now()
 	if res := r.waitLoaded(ctx); res != nil {
+		r.record(req, start, called{res: res, outcome: outcomeCancelled})
 		return res, nil
 	}
-	e, ok := r.snap.Load().Lookup(req.Name)
+	snap := r.snap.Load()
+	e, ok := snap.Lookup(req.Name)
 	if !ok {
+		r.record(req, start, called{args: objectArgs(req.Arguments), outcome: notServed(snap, req.Name)})
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
-	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	if req.Hold != nil {
 		// The reply is counted as it is read, against the session's budget.
 		ctx = socketclient.WithBudget(ctx, req.Hold)
 	}
-	res, outcome := r.run(ctx, e, objectArgs(req.Arguments))
+	args := objectArgs(req.Arguments)
+	c := r.run(ctx, e, req, args)
+	if c.err != nil { // the question goes out in the result (2026-07-28)
+		r.record(req, start, c)
+		return nil, c.err
+	}
 	ev := r.log.Debug()
-	if res.IsError {
+	if c.res.IsError {
 		ev = r.log.Info()
 	}
-	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", outcome).Msg("tool call")
-	return res, nil
+	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", c.outcome).Msg("tool call")
+	r.record(req, start, c)
+	return c.res, nil
 }
 
 // objectArgs returns a call's arguments, none or null meaning {}.
@@ -83,35 +96,52 @@ func (r *Registry) waitLoaded(ctx context.Context) *protocol.CallToolResult {
 	}
 }
 
-func (r *Registry) run(ctx context.Context, e *Entry, args jsontext.Value) (*protocol.CallToolResult, string) {
+// run runs a tool and returns what its record says: its result, the
+// outcome, the backend's error when it returned one, what the user was
+// asked; or, in err, protocol.ErrInputRequired, when the question goes
+// out in the result instead.
+func (r *Registry) run(ctx context.Context, e *Entry, req *protocol.CallToolRequest, args jsontext.Value) called {
+	c := called{entry: e, args: args}
 	schemas, err := e.schemas()
 	if err != nil {
 		// Parse compiled these schemas before the tool was served.
-		return protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
+		c.res, c.outcome = protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
+		return c
 	}
-	if res, outcome := r.checkArguments(ctx, e, schemas.in, args); res != nil {
-		return res, outcome
+	if c.res, c.outcome = r.checkArguments(ctx, e, schemas.in, args); c.res != nil {
+		return c
+	}
+	if c.res, c.outcome, c.asked, c.err = r.confirm(ctx, e, req, args); c.res != nil || c.err != nil {
+		return c
 	}
 	if r.opts.Backend == nil {
-		return protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
+		c.res, c.outcome = protocol.TextResult("No backend is configured for this bridge.", true), outcomeUnavailable
+		return c
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("arguments", args).Msg("backend request")
 	result, err := r.opts.Backend.Call(ctx, e.Method, args)
 	if err != nil {
-		return r.failure(ctx, e, err)
+		c.res, c.outcome = r.failure(ctx, e, err)
+		c.backendErr = err
+		return c
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
-	return r.success(ctx, e, schemas.out, result)
+	c.res, c.outcome = r.success(ctx, e, schemas.out, result)
+	return c
 }
 
 // checkArguments checks a call's arguments against the tool's input
 // schema; it returns nil when they pass, else the result to answer.
-func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *jsonschema.Schema, args jsontext.Value) (*protocol.CallToolResult, string) {
-	switch vs, err := r.check(ctx, input, args); {
+func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *manifest.Schema, args jsontext.Value) (*protocol.CallToolResult, string) {
+	switch vs, err := r.checkValue(ctx, input, args); {
 	case ctx.Err() != nil:
 		return r.stopped(ctx, e, "while its arguments were checked")
 	case err != nil:
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, r.describeDecodeError(err)), true), outcomeInvalidArguments
+		outcome := outcomeInvalidArguments
+		if errors.As(err, new(*manifest.LimitError)) {
+			outcome = outcomeRefused
+		}
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, r.describeDecodeError(err)), true), outcome
 	case len(vs) > 0:
 		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
 			e.Name, describeViolations(vs, "arguments")), true), outcomeInvalidArguments
@@ -119,62 +149,36 @@ func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *jsonsche
 	return nil, ""
 }
 
-// inlineCheck is the size below which a value is checked on the call's
-// own goroutine: within the limits such a check takes microseconds.
-const inlineCheck = 64 << 10
+// largeCheck is the size past which a value's check takes one of the
+// registry's few slots for large checks.
+const largeCheck = 64 << 10
 
-// check decodes a value within the limits and validates it against s. A
-// large value is checked aside, so that the call answers at once when
-// ctx ends; the check then finishes on its own, which the limits keep
-// short.
-func (r *Registry) check(ctx context.Context, s *jsonschema.Schema, value jsontext.Value) ([]manifest.Violation, error) {
-	if len(value) <= inlineCheck {
-		return r.checkNow(s, value)
+// checkValue checks a value against s within the limits. The check of a
+// large value, whose decoded form may hold tens of times its size, waits
+// for one of a slot per processor, which it would keep busy anyway: calls
+// with large values at once do not multiply that memory.
+func (r *Registry) checkValue(ctx context.Context, s *manifest.Schema, value jsontext.Value) ([]manifest.Violation, error) {
+	if len(value) > largeCheck {
+		select {
+		case r.largeChecks <- struct{}{}:
+			defer func() { <-r.largeChecks }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	type outcome struct {
-		vs  []manifest.Violation
-		err error
-	}
-	done := make(chan outcome, 1)
-	// Ends when the check does; nobody waits for it after ctx ends.
-	go func() {
-		vs, err := r.checkNow(s, value)
-		done <- outcome{vs, err}
-	}()
-	select {
-	case o := <-done:
-		return o.vs, o.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (r *Registry) checkNow(s *jsonschema.Schema, value jsontext.Value) ([]manifest.Violation, error) {
-	v, err := r.decoder.Decode(value)
-	if err != nil {
-		return nil, err
-	}
-	if err := manifest.Validate(s, v); err != nil {
-		return manifest.Violations(err), nil
-	}
-	return nil, nil
+	return s.Check(ctx, r.decoder, value)
 }
 
 // describeDecodeError says why a value could not be checked.
 func (r *Registry) describeDecodeError(err error) string {
 	var le *manifest.LimitError
-	if errors.As(err, &le) {
-		return fmt.Sprintf("the value %s (the bridge's limit%s)", le.Error(), hint(r.opts.Hints.Limits[le.Limit]))
+	if !errors.As(err, &le) {
+		return fmt.Sprintf("not valid JSON (%v)", err)
 	}
-	return fmt.Sprintf("not valid JSON (%v)", err)
-}
-
-// hint returns ", " and h, or "" for none.
-func hint(h string) string {
-	if h == "" {
-		return ""
+	if h := r.opts.Hints.Limits[le.Limit]; h != "" {
+		return fmt.Sprintf("the value %s (the bridge's limit, %s)", le.Error(), h)
 	}
-	return ", " + h
+	return "the value " + le.Error()
 }
 
 // Bounds of what a model is told about violations, and of what is logged.
@@ -239,9 +243,9 @@ func (r *Registry) stopped(ctx context.Context, e *Entry, when string) (*protoco
 // success maps a backend result: the JSON as text, plus structured
 // content when it is an object, both from the one copy of the bytes
 // read, checked against the outputSchema when the tool declares one.
-func (r *Registry) success(ctx context.Context, e *Entry, output *jsonschema.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
+func (r *Registry) success(ctx context.Context, e *Entry, output *manifest.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
 	if output != nil {
-		vs, err := r.check(ctx, output, result)
+		vs, err := r.checkValue(ctx, output, result)
 		switch {
 		case ctx.Err() != nil:
 			return r.stopped(ctx, e, "while its result was checked")

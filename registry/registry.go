@@ -44,6 +44,9 @@ type Options struct {
 	Prefix string
 	// Filter decides which tools clients see; the zero value serves all.
 	Filter Filter
+	// Confirm decides which tools ask the user before they run; the zero
+	// value asks before destructive ones.
+	Confirm Confirm
 	// Backend runs the tools. Required for CallTool.
 	Backend Caller
 	// BackendAddr names the backend in messages to the model (the socket path).
@@ -70,6 +73,11 @@ type Options struct {
 	// Debounce is how long the watcher waits for events to stop before it
 	// reloads (default 100 ms).
 	Debounce time.Duration
+	// Audit, when set, records every call; AuditValues adds the
+	// arguments' values to each record, secrets redacted (see
+	// audit.Values).
+	Audit       Recorder
+	AuditValues bool
 	// LoadInBackground makes New return at once and load the manifests
 	// in a goroutine; Tools and CallTool wait until the first load is
 	// done. A server uses it to answer initialize while it loads.
@@ -81,8 +89,8 @@ type Options struct {
 // that the model can pass them on. An empty hint is left out.
 type Hints struct {
 	// Limits maps each of the manifest.Limits, by the name a
-	// manifest.LimitError gives it ("depth", "number length", "size"),
-	// to how it is raised, such as "set with --max-depth".
+	// manifest.LimitError gives it ("depth", "number length", "size",
+	// "values"), to how it is raised, such as "set with --max-depth".
 	Limits map[string]string
 	// Backend says how to point the bridge at another backend, such as
 	// "fix --socket".
@@ -103,6 +111,8 @@ type Registry struct {
 	files  map[string]*fileState
 
 	decoder      *manifest.Decoder  // of arguments and results, within opts.Limits
+	unasked      sync.Map           // manifest tool names logged as running unconfirmed
+	largeChecks  chan struct{}      // a slot per processor for checks of large values
 	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
 }
@@ -129,7 +139,8 @@ func (st *fileState) holds(sum [sha256.Size]byte) bool {
 // New returns a registry with the manifests under opts.Dirs loaded. It
 // never fails: problems are in Snapshot().Problems and are logged.
 func New(opts Options) *Registry {
-	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{}), decoder: opts.Limits.Decoder()}
+	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{}), decoder: opts.Limits.Decoder(),
+		largeChecks: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if opts.Logger != nil {
 		r.log = *opts.Logger
 	} else {
@@ -319,7 +330,7 @@ func (r *Registry) merge(s scanned) (ms []*manifest.Manifest, problems []manifes
 // problems that are new, and tells OnChange when what clients see changed.
 func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.Problem) (next *Snapshot, changed bool) {
 	old := r.snap.Load()
-	next = build(r.opts.Prefix, r.opts.Filter, ms)
+	next = build(r.opts.Prefix, r.opts.Filter, r.opts.Confirm, ms)
 	next.Problems = slices.Concat(problems, next.naming)
 	for _, pr := range next.naming {
 		if !slices.Contains(old.Problems, pr) {

@@ -146,7 +146,8 @@ func newCallRegistry(t *testing.T, fn func(ctx context.Context, method string, p
 
 // testHints are hints as a command line gives them.
 var testHints = Hints{
-	Limits:  map[string]string{"depth": "set with --max-depth", "number length": "set with --max-number-length", "size": "set with --max-checked-size"},
+	Limits: map[string]string{"depth": "set with --max-depth", "number length": "set with --max-number-length", "size": "set with --max-checked-size",
+		"values": "set with --max-checked-values"},
 	Backend: "fix --socket",
 }
 
@@ -536,7 +537,7 @@ func TestHintsCompleteMessagesToTheModel(t *testing.T) {
 		hints          Hints
 		limit, backend string
 	}{
-		{"none", Hints{}, "(the bridge's limit).", "Start it, then call the tool again."},
+		{"none", Hints{}, "the value is nested deeper than the 64 levels that are checked. Nothing", "Start it, then call the tool again."},
 		{"given", Hints{Limits: map[string]string{"depth": "ask for more"}, Backend: "look elsewhere"},
 			"(the bridge's limit, ask for more).", "Start it (or look elsewhere), then call the tool again."},
 	} {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -171,8 +172,11 @@ func firstSentence(text string) string {
 }
 
 // CallTool runs find_tools or call_tool; any other name is an unknown
-// tool. Part of protocol.ToolProvider.
+// tool. Part of protocol.ToolProvider. The audit log records find_tools
+// as itself, and call_tool as the tool it runs.
 func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	start := time.Now()
+	args := objectArgs(req.Arguments)
 	var e *Entry
 	switch req.Name {
 	case s.find.Name:
@@ -180,35 +184,37 @@ func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	case s.call.Name:
 		e = s.call
 	default:
+		s.reg.record(req, start, called{args: args, outcome: outcomeUnknownTool})
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
-	args := objectArgs(req.Arguments)
 	schemas, err := e.schemas()
 	if err != nil {
 		return nil, err // fixed schemas: never happens
 	}
-	if res, _ := s.reg.checkArguments(ctx, e, schemas.in, args); res != nil {
-		return res, nil
+	res, outcome := s.reg.checkArguments(ctx, e, schemas.in, args)
+	switch {
+	case res == nil && e == s.call:
+		return s.callTool(ctx, req, args, start)
+	case res == nil:
+		res, outcome = s.findTools(ctx, args)
 	}
-	if e == s.find {
-		return s.findTools(ctx, args), nil
-	}
-	return s.callTool(ctx, req, args)
+	s.reg.record(req, start, called{entry: e, args: args, res: res, outcome: outcome})
+	return res, nil
 }
 
-func (s *Search) findTools(ctx context.Context, args jsontext.Value) *protocol.CallToolResult {
+func (s *Search) findTools(ctx context.Context, args jsontext.Value) (*protocol.CallToolResult, string) {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.find.Name, err), true)
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.find.Name, err), true), outcomeInvalidArguments
 	}
 	if in.Limit == 0 {
 		in.Limit = defaultFindLimit
 	}
 	if res := s.reg.waitLoaded(ctx); res != nil {
-		return res
+		return res, outcomeCancelled
 	}
 	snap := s.reg.Snapshot()
 	type found struct {
@@ -227,12 +233,12 @@ func (s *Search) findTools(ctx context.Context, args jsontext.Value) *protocol.C
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return protocol.TextResult(fmt.Sprintf("Cannot encode the tools found: %v", err), true)
+		return protocol.TextResult(fmt.Sprintf("Cannot encode the tools found: %v", err), true), outcomeFailed
 	}
 	s.reg.log.Debug().Str("tool", s.find.Name).Int("found", len(out.Tools)).Msg("tool search")
 	res := protocol.TextResult(string(b), false)
 	res.StructuredContent = b
-	return res
+	return res, outcomeOK
 }
 
 // indexOf returns the search index of snap's tools, made on first use
@@ -272,15 +278,21 @@ func params(schema jsontext.Value) string {
 	return strings.Join(words, " ")
 }
 
-func (s *Search) callTool(ctx context.Context, req *protocol.CallToolRequest, args jsontext.Value) (*protocol.CallToolResult, error) {
+// callTool runs the tool call_tool names, as a tools/call of the same
+// client would: the audit log records that tool.
+func (s *Search) callTool(ctx context.Context, req *protocol.CallToolRequest, args jsontext.Value, start time.Time) (*protocol.CallToolResult, error) {
 	var in struct {
 		Name      string         `json:"name"`
 		Arguments jsontext.Value `json:"arguments"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.call.Name, err), true), nil
+		res := protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.call.Name, err), true)
+		s.reg.record(req, start, called{entry: s.call, args: args, res: res, outcome: outcomeInvalidArguments})
+		return res, nil
 	}
-	res, err := s.reg.CallTool(ctx, &protocol.CallToolRequest{Name: in.Name, Arguments: in.Arguments, ProtocolVersion: req.ProtocolVersion})
+	inner := *req
+	inner.Name, inner.Arguments = in.Name, in.Arguments
+	res, err := s.reg.CallTool(ctx, &inner)
 	if errors.Is(err, protocol.ErrInvalidParams) {
 		// The name is an argument here, so an unknown one is the
 		// caller's mistake to correct, like any invalid argument.

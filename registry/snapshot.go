@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
@@ -40,6 +38,9 @@ type Entry struct {
 	Tool *manifest.Tool
 	// Manifest is the manifest that declares the tool.
 	Manifest *manifest.Manifest
+	// Confirm says why the user is asked before each call; nil when
+	// they are not.
+	Confirm *ConfirmReason
 
 	// schemas compiles Tool's schemas on the tool's first call, once:
 	// most tools of a large set are never called, and compiled schemas
@@ -49,7 +50,7 @@ type Entry struct {
 
 // compiledSchemas are a tool's compiled input and output schemas; out is
 // nil when the tool declares none.
-type compiledSchemas struct{ in, out *jsonschema.Schema }
+type compiledSchemas struct{ in, out *manifest.Schema }
 
 func newEntry(name string, m *manifest.Manifest, t *manifest.Tool) *Entry {
 	return &Entry{Name: name, Method: t.Method, File: m.File, Tool: t, Manifest: m,
@@ -77,7 +78,7 @@ func (s *Snapshot) Tools() *protocol.ToolSet { return s.tools }
 // same tool, served once, and one with another method is reported and not
 // served, so the outcome depends only on the files, never on timing.
 // Names are claimed before filtering, so filters never change who wins.
-func build(prefix string, filter Filter, ms []*manifest.Manifest) *Snapshot {
+func build(prefix string, filter Filter, confirm Confirm, ms []*manifest.Manifest) *Snapshot {
 	s := &Snapshot{byName: map[string]*Entry{}}
 	claimed := map[string]*Entry{}
 	var tools []protocol.Tool
@@ -109,6 +110,7 @@ func build(prefix string, filter Filter, ms []*manifest.Manifest) *Snapshot {
 					unserved.Filtered = true
 					break
 				}
+				e.Confirm = confirm.reason(name, t)
 				s.byName[name] = e
 				s.Entries = append(s.Entries, e)
 				tools = append(tools, protocolTool(name, t))

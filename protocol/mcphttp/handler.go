@@ -244,7 +244,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte
 
 func (h *Handler) newSession(r *http.Request) *session {
 	out := &stream{}
-	return &session{id: newID(), token: tokenKey(r), ps: h.srv.NewSession(out), out: out}
+	return &session{id: newID(), token: tokenKey(r), ps: h.srv.NewSession("http", out), out: out}
 }
 
 // postModern serves a POST of the modern era: a request on its own, with
@@ -259,7 +259,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte
 		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many open subscriptions/listen streams; try again later")
 		return
 	}
-	ps := h.srv.NewSession(dropping{})
+	ps := h.srv.NewSession("http", dropping{})
 	h.track(ps, true)
 	defer func() {
 		ps.Close()

@@ -7,7 +7,8 @@
 //   defaults  no settings changed: the manifest's defaults,
 //             ~/.tairseach/manifests and ~/.tairseach/tairseach.sock, with
 //             HOME=--home (which holds both);
-//   settings  manifests folder and socket chosen, read-only on.
+//   settings  manifests folder and socket chosen, read-only on, an audit
+//             log: it must record the call.
 //
 // Also checks the binaries: macOS universal (arm64 + x86_64), Linux amd64
 // and arm64. Prints "ok   CHECK" or "FAIL CHECK: why" per check; exits 1 if
@@ -18,7 +19,7 @@ import { getMcpConfigForManifest } from "@anthropic-ai/mcpb";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -127,6 +128,20 @@ async function session(name, userConfig, home, want) {
   } finally {
     await client.close();
   }
+  // The bridge has exited: its audit log is written. A bridge without the
+  // setting ignores TAIRSEACH_AUDIT_LOG; one whose help names --audit-log
+  // must have recorded the call.
+  if (want.auditLog && spawnSync(config.command, ["--help"], { encoding: "utf8" }).stdout?.includes("--audit-log")) {
+    const lines = existsSync(want.auditLog) ? readFileSync(want.auditLog, "utf8").split("\n").filter(Boolean) : [];
+    const entries = lines.flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
+    check(`${name} audit log`, entries.some((e) => e.name === want.call.name && e.outcome === "ok"), `entries: ${show(entries)}`);
+  }
 }
 
 const watchdog = setTimeout(() => {
@@ -136,16 +151,18 @@ const watchdog = setTimeout(() => {
 
 await session("defaults", {}, opt.home, {
   args: ["--manifests", "~/.tairseach/manifests", "--socket", "~/.tairseach/tairseach.sock"],
-  env: { TAIRSEACH_READ_ONLY: "false" },
+  env: { TAIRSEACH_READ_ONLY: "false", TAIRSEACH_AUDIT_LOG: "" },
   call: { name: "tairseach_notes_create", arguments: { title: "from the bundle", body: "interop" } },
   text: "from the bundle",
 });
 
-await session("settings", { manifests: opt.manifests, socket: opt.socket, read_only: true }, opt.home, {
+const auditLog = join(opt.home, "audit", "audit.log");
+await session("settings", { manifests: opt.manifests, socket: opt.socket, read_only: true, audit_log: auditLog }, opt.home, {
   args: ["--manifests", opt.manifests, "--socket", opt.socket],
-  env: { TAIRSEACH_READ_ONLY: "true" },
+  env: { TAIRSEACH_READ_ONLY: "true", TAIRSEACH_AUDIT_LOG: auditLog },
   call: { name: "tairseach_system_info", arguments: {} },
   readOnly: true,
+  auditLog,
 });
 
 clearTimeout(watchdog);

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -17,7 +18,7 @@ import (
 )
 
 func newCallCmd(e *env, opts *options) *cobra.Command {
-	var asJSON bool
+	var asJSON, yes bool
 	cmd := &cobra.Command{
 		Use:   "call NAME [ARGUMENTS]",
 		Short: "Call a tool the way an MCP client would and print its result",
@@ -35,14 +36,15 @@ that are not a JSON object and other wrong usage, and 3 when no tool answers to 
   echo '{"path":"."}' | tairseach-mcp call tairseach_files_list -`,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCall(cmd.Context(), e, opts, args, asJSON)
+			return runCall(cmd.Context(), e, opts, args, asJSON, yes)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole MCP result (content, structuredContent, isError) as JSON")
+	cmd.Flags().BoolVar(&yes, "yes", false, "answer yes when the tool asks before it runs (without it, call asks on the terminal, and refuses in a script)")
 	return cmd
 }
 
-func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON bool) error {
+func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, yes bool) error {
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
@@ -71,7 +73,9 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 	defer flushLog()
 	backend := newBackend(opts, &log)
 	defer backend.Close()
-	reg := newRegistry(opts, backend, &log, nil)
+	rec, closeAudit := openAudit(opts.audit, &log)
+	defer closeAudit()
+	reg := newRegistry(opts, backend, &log, nil, rec)
 	name := args[0]
 	if opts.toolMode != "search" {
 		var err error
@@ -79,8 +83,9 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON b
 			return unknownToolError{err}
 		}
 	}
-	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion})
-	flushLog() // so that the call's log lines come before its result
+	// The audit log records this call as the call command's.
+	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion,
+		ClientName: "tairseach-mcp call", ClientVersion: version(), Transport: "cli", Ask: askOnTerminal(e, yes, len(args) == 2 && args[1] == "-")})
 	if err != nil {
 		// CallTool fails only for a name no tool answers to.
 		return unknownToolError{fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)}
@@ -197,3 +202,33 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func joinPaths(ps []string) string { return strings.Join(ps, ", ") }
+
+// askOnTerminal asks the person at the terminal before a tool that asks
+// first runs: yes with --yes, else y/N on stdin when it is a terminal
+// (and not where the arguments came from); in a script, it refuses.
+func askOnTerminal(e *env, yes, stdinUsed bool) protocol.Asker {
+	return func(ctx context.Context, q protocol.Question) (protocol.Answer, error) {
+		if yes {
+			return protocol.Answer{Action: "accept", Allowed: true}, nil
+		}
+		if stdinUsed || !isTerminal(e.stdin) {
+			return protocol.Answer{}, errors.New("nobody at a terminal to ask; pass --yes to allow it from a script")
+		}
+		fmt.Fprintf(e.stderr, "%s [y/N] ", printable(q.Message))
+		answer := make(chan string, 1)
+		go func() { // ends at the person's answer, or with the process
+			line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+			answer <- strings.ToLower(strings.TrimSpace(line))
+		}()
+		select {
+		case a := <-answer:
+			if a == "y" || a == "yes" {
+				return protocol.Answer{Action: "accept", Allowed: true}, nil
+			}
+			return protocol.Answer{Action: "decline"}, nil
+		case <-ctx.Done():
+			fmt.Fprintln(e.stderr)
+			return protocol.Answer{}, ctx.Err()
+		}
+	}
+}

@@ -57,9 +57,9 @@ func newDoctorCmd(e *env, opts *options) *cobra.Command {
 		Long: `doctor checks what a working setup needs, one line each (✓ ok, ! warning, ✗ failure,
 - information) with the fix to apply: the backend's socket, the manifest folders, the
 client-visible tool names, the size of the tool list against the limits of common
-clients, the bridge's entry in each MCP client found on this machine, and that stdout
-carries nothing but MCP messages (it starts this binary with the same flags, as a
-client would, and runs a short session). The exit status is 1 when a check fails.`,
+clients, the bridge's entry in each MCP client found on this machine, the audit log, and
+that stdout carries nothing but MCP messages (it starts this binary with the same flags,
+as a client would, and runs a short session). The exit status is 1 when a check fails.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := executable()
@@ -77,7 +77,7 @@ client would, and runs a short session). The exit status is 1 when a check fails
 }
 
 func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) error {
-	snap := newRegistry(opts, nil, nil, nil).Snapshot()
+	snap := newRegistry(opts, nil, nil, nil, nil).Snapshot()
 	tr := runSession(ctx, d.exe, d.args, nil)
 	rs := []result{checkSocket(ctx, opts)}
 	rs = append(rs, checkManifests(opts.manifests, snap)...)
@@ -89,7 +89,7 @@ func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) erro
 	} else {
 		rs = append(rs, checkClients(m, d.exe, d.name)...)
 	}
-	rs = append(rs, checkSession(tr))
+	rs = append(rs, checkAudit(opts.audit), checkSession(tr))
 	failed := false
 	for i, r := range rs {
 		rs[i].Message, rs[i].Fix = printable(r.Message), printable(r.Fix)

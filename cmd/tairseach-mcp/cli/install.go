@@ -21,6 +21,7 @@ type installOptions struct {
 	name          string
 	dryRun, force bool
 	list          bool
+	audit         bool // add --audit-log with the default path
 }
 
 func newInstallCmd(e *env) *cobra.Command {
@@ -59,12 +60,16 @@ defaults. The previous file is kept as FILE.bak. See docs/clients.md.`,
 				return err
 			}
 			entry := serverEntry{Command: exe, Args: serverArgs(cmd.InheritedFlags(), m.home)}
+			if o.audit && !cmd.Flags().Changed("audit-log") {
+				entry.Args = append(entry.Args, "--audit-log="+defaultAuditLog(m.home))
+			}
 			return runInstall(e.stdout, m, c, entry, o)
 		},
 	}
 	o.register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.force, "force", false, "replace a different server of the same name; write even if the client is not found")
 	cmd.Flags().BoolVar(&o.list, "list", false, "show the clients found on this machine and whether the bridge is installed there")
+	cmd.Flags().BoolVar(&o.audit, "audit", false, "record every call in ~/.tairseach/audit.log, which every client's bridge shares (adds --audit-log; see 'tairseach-mcp stats')")
 	return cmd
 }
 
@@ -129,7 +134,7 @@ func checkExecutable(p string) error {
 }
 
 // pathFlags are the flags whose values are paths, written absolute.
-var pathFlags = map[string]bool{"socket": true, "manifests": true}
+var pathFlags = map[string]bool{"socket": true, "manifests": true, "audit-log": true}
 
 // serverArgs lists the global flags that were set (on the command line or
 // through their variables) to something other than their defaults, as

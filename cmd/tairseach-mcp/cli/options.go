@@ -17,6 +17,7 @@ import (
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/registry"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -45,7 +46,11 @@ type options struct {
 	exclude        []string
 	readOnly       bool
 	toolMode       string
-	logLevelSet    bool // --log-level or its variable was given
+	audit          auditOptions
+	confirm        []string
+	confirmDeny    string           // --confirm-unsupported
+	confirmPolicy  registry.Confirm // of confirm and confirmDeny, made by resolve
+	logLevelSet    bool             // --log-level or its variable was given
 	http           httpOptions
 }
 
@@ -74,10 +79,17 @@ var settings = []setting{
 	{"max-depth", "TAIRSEACH_MAX_DEPTH", "deepest nesting of arguments and results checked against a schema"},
 	{"max-number-length", "TAIRSEACH_MAX_NUMBER_LENGTH", "longest number (in characters) in arguments and results checked against a schema"},
 	{"max-checked-size", "TAIRSEACH_MAX_CHECKED_SIZE", "largest arguments or result checked against a schema (bytes, or with a unit: 8MiB)"},
+	{"max-checked-values", "TAIRSEACH_MAX_CHECKED_VALUES", "most values (strings, numbers, members, elements) in arguments or a result checked against a schema"},
 	{"include", "TAIRSEACH_INCLUDE", "serve only tools whose client name (tairseach_mail_*) or manifest name (mail.*) matches this glob; repeatable, or comma-separated"},
 	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (wins over --include); repeatable, or comma-separated"},
 	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true"},
 	{"tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
+	{"confirm", "TAIRSEACH_CONFIRM", "which tools ask the user before they run: destructive (tools annotated destructiveHint: true, and those whose manifest sets confirm), all, never, or globs of tool names asked in addition; repeatable, or comma-separated"},
+	{"confirm-unsupported", "TAIRSEACH_CONFIRM_UNSUPPORTED", "when the client cannot ask the user (no elicitation): allow runs such tools unconfirmed (logged once per tool), deny refuses them"},
+	{"audit-log", "TAIRSEACH_AUDIT_LOG", "record every tool call, one JSON line each, in this file, which bridge processes share (off by default; read it with 'tairseach-mcp stats')"},
+	{"audit-values", "TAIRSEACH_AUDIT_VALUES", "also record the arguments' values in the audit log, secrets redacted by name and schema"},
+	{"audit-max-size", "TAIRSEACH_AUDIT_MAX_SIZE", "size at which the audit log is rotated (bytes, or with a unit: 10MiB)"},
+	{"audit-keep", "TAIRSEACH_AUDIT_KEEP", "rotated audit logs kept beside it (PATH.1 the newest)"},
 }
 
 // httpSettings are the flags of --transport http.
@@ -127,10 +139,17 @@ func (o *options) register(fs *pflag.FlagSet) {
 	countVar(fs, &o.limits.Depth, "max-depth", manifest.DefaultDepth, u("max-depth"))
 	countVar(fs, &o.limits.NumberLength, "max-number-length", manifest.DefaultNumberLength, u("max-number-length"))
 	sizeVar(fs, &o.limits.Size, "max-checked-size", manifest.DefaultSize, u("max-checked-size"))
+	countVar(fs, &o.limits.Values, "max-checked-values", manifest.DefaultValues, u("max-checked-values"))
 	fs.StringArrayVar(&o.include, "include", nil, u("include"))
 	fs.StringArrayVar(&o.exclude, "exclude", nil, u("exclude"))
 	boolVar(fs, &o.readOnly, "read-only", false, u("read-only"))
 	fs.StringVar(&o.toolMode, "tool-mode", "all", u("tool-mode"))
+	fs.StringArrayVar(&o.confirm, "confirm", nil, u("confirm"))
+	fs.StringVar(&o.confirmDeny, "confirm-unsupported", "allow", u("confirm-unsupported"))
+	fs.StringVar(&o.audit.path, "audit-log", "", u("audit-log"))
+	boolVar(fs, &o.audit.values, "audit-values", false, u("audit-values"))
+	sizeVar(fs, &o.audit.maxSize, "audit-max-size", audit.DefaultMaxSize, u("audit-max-size"))
+	countVar(fs, &o.audit.keep, "audit-keep", audit.DefaultKeep, u("audit-keep"))
 	o.http.register(fs, u)
 }
 
@@ -200,6 +219,11 @@ func (o *options) resolve() error {
 	if err := o.filter().Check(); err != nil {
 		return usageError{err}
 	}
+	o.confirm = splitPatterns(o.confirm)
+	var err error
+	if o.confirmPolicy, err = confirmPolicy(o.confirm, o.confirmDeny); err != nil {
+		return usageError{err}
+	}
 	if o.progress < 0 {
 		return usageError{fmt.Errorf("--progress-interval must not be negative, not %s", o.progress)}
 	}
@@ -207,7 +231,7 @@ func (o *options) resolve() error {
 		return usageError{fmt.Errorf("--call-timeout must be positive, not %s", o.callTimeout)}
 	}
 	for name, v := range map[string]int{"--max-message-size": o.maxMessageSize, "--max-in-flight": o.maxInFlight, "--max-held-bytes": o.maxHeldBytes, "--pool-size": o.poolSize, "--max-reply-size": o.maxReplySize,
-		"--max-depth": o.limits.Depth, "--max-number-length": o.limits.NumberLength, "--max-checked-size": o.limits.Size} {
+		"--max-depth": o.limits.Depth, "--max-number-length": o.limits.NumberLength, "--max-checked-size": o.limits.Size, "--max-checked-values": o.limits.Values} {
 		if v <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, not %d", name, v)}
 		}
@@ -227,7 +251,7 @@ func (o *options) resolve() error {
 		o.socket = defaultSocket(home)
 	}
 	o.socket = expandHome(o.socket, home)
-	return nil
+	return o.audit.resolve(home)
 }
 
 // splitPatterns splits comma-separated patterns, as the variables give
@@ -246,6 +270,33 @@ func splitPatterns(ps []string) []string {
 
 func (o *options) filter() registry.Filter {
 	return registry.Filter{Include: o.include, Exclude: o.exclude, ReadOnly: o.readOnly}
+}
+
+// confirmPolicy reads --confirm's values and --confirm-unsupported's.
+func confirmPolicy(values []string, unsupported string) (registry.Confirm, error) {
+	var c registry.Confirm
+	switch unsupported {
+	case "allow":
+	case "deny":
+		c.DenyUnasked = true
+	default:
+		return c, fmt.Errorf("--confirm-unsupported is allow or deny, not %q", unsupported)
+	}
+	for _, v := range values {
+		switch v {
+		case "destructive":
+		case "all":
+			c.Mode = registry.ConfirmAll
+		case "never":
+			c.Mode = registry.ConfirmNever
+		default:
+			c.Tools = append(c.Tools, v)
+		}
+	}
+	if c.Mode == registry.ConfirmNever && len(values) > 1 {
+		return c, fmt.Errorf("--confirm never asks before no tool: it goes alone, not with %q", strings.Join(values, ","))
+	}
+	return c, c.Check()
 }
 
 // defaultSocket is where the Rust bridge looks: ~/.tairseach/tairseach.sock,

@@ -152,6 +152,7 @@ variable, which wins over the default.`,
 		newVersionCmd(e),
 		newInstallCmd(e), newUninstallCmd(e),
 		newDoctorCmd(e, opts),
+		newStatsCmd(e, opts),
 	)
 	return root
 }

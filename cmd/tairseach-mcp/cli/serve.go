@@ -57,7 +57,9 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	if opts.progress == 0 {
 		srv.ProgressInterval = -1 // off
 	}
-	reg := newRegistry(opts, backend, &log, srv)
+	rec, closeAudit := openAudit(opts.audit, &log)
+	defer closeAudit()
+	reg := newRegistry(opts, backend, &log, srv, rec)
 	srv.Tools = toolProvider(opts, reg)
 
 	var wg sync.WaitGroup
@@ -153,18 +155,22 @@ func checkBackend(ctx context.Context, log *zerolog.Logger, backend *socketclien
 
 // newRegistry loads the manifests, logging to log (nil: nowhere). When
 // srv is set, problems and backend trouble are also sent to its clients
-// that asked for log messages, and tool list changes are announced.
-func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server) *registry.Registry {
+// that asked for log messages, and tool list changes are announced. When
+// rec is set, calls are recorded there.
+func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server, rec registry.Recorder) *registry.Registry {
 	ro := registry.Options{
 		Dirs:        opts.manifests,
 		Prefix:      opts.prefix,
 		Filter:      opts.filter(),
+		Confirm:     opts.confirmPolicy,
 		Backend:     backend,
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
 		Limits:      opts.limits,
 		Hints:       hints,
 		Logger:      log,
+		Audit:       rec,
+		AuditValues: opts.audit.values,
 	}
 	if srv != nil {
 		// Answer initialize while the manifests load; tools/list waits.
@@ -185,6 +191,7 @@ var hints = registry.Hints{
 		"depth":         "set with --max-depth",
 		"number length": "set with --max-number-length",
 		"size":          "set with --max-checked-size",
+		"values":        "set with --max-checked-values",
 	},
 	Backend: "fix --socket",
 }

@@ -33,7 +33,7 @@ with errors are not served.`,
 			if err := requireManifests(opts.manifests); err != nil {
 				return err
 			}
-			reg := newRegistry(opts, nil, nil, nil)
+			reg := newRegistry(opts, nil, nil, nil, nil)
 			var err error
 			if tokens {
 				err = runTokens(cmd.Context(), e, opts, reg, asJSON)
@@ -68,6 +68,8 @@ type toolInfo struct {
 	Description  string         `json:"description,omitempty"`
 	InputSchema  jsontext.Value `json:"inputSchema"`
 	OutputSchema jsontext.Value `json:"outputSchema,omitzero"`
+	// Confirm says why the user is asked before each call, when they are.
+	Confirm *registry.ConfirmReason `json:"confirm,omitzero"`
 }
 
 func runTools(e *env, opts *options, snap *registry.Snapshot, asJSON bool) error {
@@ -77,15 +79,15 @@ func runTools(e *env, opts *options, snap *registry.Snapshot, asJSON bool) error
 			infos = append(infos, toolInfo{
 				Name: en.Name, Method: en.Method, File: en.File, ManifestName: en.Tool.Name,
 				Title: en.Tool.Title, Description: en.Tool.Description,
-				InputSchema: en.Tool.InputSchema, OutputSchema: en.Tool.OutputSchema,
+				InputSchema: en.Tool.InputSchema, OutputSchema: en.Tool.OutputSchema, Confirm: en.Confirm,
 			})
 		}
 		return writeJSON(e.stdout, infos)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tMETHOD\tFILE")
+	fmt.Fprintln(tw, "NAME\tMETHOD\tASKS FIRST\tFILE")
 	for _, en := range snap.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Name, printable(en.Method), printable(en.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", en.Name, printable(en.Method), asksFirst(en.Confirm), printable(en.File))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -106,6 +108,23 @@ func runTools(e *env, opts *options, snap *registry.Snapshot, asJSON bool) error
 	}
 	fmt.Fprintln(e.stderr)
 	return nil
+}
+
+// asksFirst says whether and why the user is asked before a tool runs,
+// in the words of the flags and manifests that decide it.
+func asksFirst(r *registry.ConfirmReason) string {
+	if r == nil {
+		return "-"
+	}
+	switch r.By {
+	case "annotation":
+		return "yes: destructiveHint"
+	case "manifest":
+		return "yes: manifest's confirm"
+	case "pattern":
+		return fmt.Sprintf("yes: --confirm %s", printable(r.Pattern))
+	}
+	return "yes: --confirm all"
 }
 
 func runTokens(ctx context.Context, e *env, opts *options, reg *registry.Registry, asJSON bool) error {

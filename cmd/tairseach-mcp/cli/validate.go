@@ -69,7 +69,7 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict, verbose b
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
-	snap := newRegistry(opts, nil, nil, nil).Snapshot()
+	snap := newRegistry(opts, nil, nil, nil, nil).Snapshot()
 	rep := validateReport{Dirs: opts.manifests, Tools: len(snap.Entries), Problems: snap.Problems,
 		Renamed: []renamed{}, Unserved: snap.Unserved}
 	if rep.Problems == nil {

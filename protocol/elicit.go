@@ -1,0 +1,126 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Question is what a tool provider asks the user, through the client,
+// before it goes on: a yes or no about Message.
+type Question struct {
+	// Message is shown to the user as it is; it says what will happen.
+	Message string
+}
+
+// Answer is the user's answer to a Question.
+type Answer struct {
+	// Action is the client's: "accept" (the user submitted the form),
+	// "decline" or "cancel".
+	Action string
+	// Allowed reports an accepted form whose answer is yes: the only
+	// answer that lets the call go ahead.
+	Allowed bool
+}
+
+// Asker asks the user a Question through the client. It returns when the
+// user answers, or with ctx's error when ctx ends first (the question is
+// then withdrawn), or with ErrInputRequired in protocol 2026-07-28, where
+// the question travels in the result instead: the provider returns that
+// error as it is, and the call comes again with the answer.
+type Asker func(ctx context.Context, q Question) (Answer, error)
+
+// ErrInputRequired is an Asker's error in protocol 2026-07-28 when the
+// user's answer is not in the request yet: CallTool returns it (wrapped
+// or not), and the server answers the client with an input_required
+// result holding the question.
+var ErrInputRequired = errors.New("the user's answer is not in this request yet")
+
+// confirmKey is the name of the one field of a confirmation's form, and
+// of its entry among a 2026-07-28 result's inputRequests.
+const confirmKey = "confirm"
+
+// elicitParams are the params of elicitation/create for a confirmation:
+// a form with one boolean. It asks for no secret.
+type elicitParams struct {
+	Mode            string     `json:"mode,omitzero"` // from 2025-11-25
+	Message         string     `json:"message"`
+	RequestedSchema formSchema `json:"requestedSchema"`
+}
+
+type formSchema struct {
+	Type       string                  `json:"type"`
+	Properties map[string]booleanField `json:"properties"`
+	Required   []string                `json:"required"`
+}
+
+type booleanField struct {
+	Type        string `json:"type"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Default     bool   `json:"default"`
+}
+
+func confirmParams(q Question, version string) elicitParams {
+	p := elicitParams{Message: q.Message, RequestedSchema: formSchema{
+		Type: "object",
+		Properties: map[string]booleanField{confirmKey: {Type: "boolean", Title: "Allow",
+			Description: "Yes lets the tool run now; no stops it.", Default: false}},
+		Required: []string{confirmKey},
+	}}
+	if version >= Version20251125 {
+		p.Mode = "form"
+	}
+	return p
+}
+
+// elicitResult is the client's answer to elicitation/create.
+type elicitResult struct {
+	Action  string                    `json:"action"`
+	Content map[string]jsontext.Value `json:"content"`
+}
+
+// answerOf reads the client's answer to a confirmation.
+func answerOf(raw jsontext.Value) (Answer, error) {
+	var r elicitResult
+	if err := json.Unmarshal(raw, &r, json.RejectUnknownMembers(false)); err != nil {
+		return Answer{}, fmt.Errorf("a malformed answer to the confirmation: %s", describe(err))
+	}
+	switch r.Action {
+	case "accept", "decline", "cancel":
+	default:
+		return Answer{}, fmt.Errorf("an answer to the confirmation with action %q", r.Action)
+	}
+	return Answer{Action: r.Action, Allowed: r.Action == "accept" && string(r.Content[confirmKey]) == "true"}, nil
+}
+
+// canElicitForm reports whether client capabilities declare form
+// elicitation: an elicitation member with a form member, or with neither
+// form nor url (what 2025-06-18 had, which means form).
+func canElicitForm(caps jsontext.Value) bool {
+	var c struct {
+		Elicitation *struct {
+			Form jsontext.Value `json:"form"`
+			URL  jsontext.Value `json:"url"`
+		} `json:"elicitation"`
+	}
+	if json.Unmarshal(caps, &c, json.RejectUnknownMembers(false)) != nil || c.Elicitation == nil {
+		return false
+	}
+	return c.Elicitation.Form != nil || c.Elicitation.URL == nil
+}
+
+// legacyAsker asks with elicitation/create on out, the stream of the call
+// it is for, in a session whose client declared it can.
+func (ss *session) legacyAsker(out Sink, version string) Asker {
+	return func(ctx context.Context, q Question) (Answer, error) {
+		raw, err := ss.request(ctx, out, "elicitation/create", confirmParams(q, version))
+		if err != nil {
+			return Answer{}, err
+		}
+		return answerOf(raw)
+	}
+}

@@ -1,0 +1,65 @@
+package protocol
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A tools/call tells the provider who calls: the client as it named
+// itself (in initialize, or in the modern era in the request's _meta),
+// the session and the transport.
+func TestCallsNameTheirClientAndSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var got []CallToolRequest
+		ft := &fakeTools{set: testTools(), calls: map[string]func(context.Context, *CallToolRequest) (*CallToolResult, error){
+			"t_plain": func(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
+				mu.Lock()
+				got = append(got, CallToolRequest{ClientName: req.ClientName, ClientVersion: req.ClientVersion, SessionID: req.SessionID, Transport: req.Transport})
+				mu.Unlock()
+				return TextResult("ok", false), nil
+			},
+		}}
+		srv := newTestServer(ft)
+		call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t_plain"}}`
+
+		legacy := startSession(t, t.Context(), srv, Version20251125)
+		legacy.exchange(call) // before initialize: no client yet
+		legacy.exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"Claude Desktop","version":"0.9.2"}}}`)
+		legacy.exchange(call)
+		legacy.close()
+
+		modern := startSession(t, t.Context(), srv, Version20260728)
+		withInfo := strings.Replace(modernReq("3", "tools/call", `"name":"t_plain"`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"go-sdk","version":"1.8.0"},`, 1)
+		modern.exchange(withInfo)
+		modern.exchange(modernReq("4", "tools/call", `"name":"t_plain"`))
+		malformed := strings.Replace(modernReq("5", "tools/call", `"name":"t_plain"`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/clientInfo":"go-sdk",`, 1)
+		if out := modern.exchange(malformed); len(out) != 1 || !strings.Contains(out[0], `"result"`) {
+			t.Errorf("a malformed clientInfo was answered %q, want the call's result", out)
+		}
+		modern.close()
+
+		if len(got) != 5 {
+			t.Fatalf("%d calls reached the provider, want 5", len(got))
+		}
+		legacyID, modernID := got[0].SessionID, got[2].SessionID
+		if len(legacyID) != 16 || len(modernID) != 16 || legacyID == modernID {
+			t.Errorf("session ids %q and %q: want 16 hex digits, one per session", legacyID, modernID)
+		}
+		want := []CallToolRequest{
+			{SessionID: legacyID, Transport: "stdio"},
+			{ClientName: "Claude Desktop", ClientVersion: "0.9.2", SessionID: legacyID, Transport: "stdio"},
+			{ClientName: "go-sdk", ClientVersion: "1.8.0", SessionID: modernID, Transport: "stdio"},
+			{SessionID: modernID, Transport: "stdio"},
+			{SessionID: modernID, Transport: "stdio"},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("what the provider was told (-want +got):\n%s", diff)
+		}
+	})
+}

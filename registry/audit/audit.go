@@ -1,0 +1,194 @@
+// Package audit keeps the record of the calls a bridge serves: one JSON
+// line per call in a log file that every bridge process of the user may
+// share (Claude Desktop, Claude Code and Cursor each start their own),
+// and reads those files back for a summary.
+//
+// The registry builds an Entry at the end of each call and hands it to a
+// Writer, which never blocks the call: a bounded queue feeds one writer
+// goroutine, which appends whole lines under an advisory lock and rotates
+// the file by size. Summarize reads the log and its rotated files.
+//
+// docs/audit.md documents the format, every field, and how several
+// processes share a file.
+package audit
+
+import (
+	"bytes"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Kinds of entry.
+const (
+	KindTool     = "tool"     // a tools/call
+	KindResource = "resource" // a resources/read
+	KindPrompt   = "prompt"   // a prompts/get
+	KindDropped  = "dropped"  // not a call: the count of entries lost before this line
+)
+
+// OutcomeOK is the outcome of a call that succeeded; every other outcome
+// is an error of some kind (docs/audit.md lists them).
+const OutcomeOK = "ok"
+
+// Entry is one line of the audit log: one call. The registry fills it;
+// the Writer adds ID and PID and makes client-supplied text safe. Fields
+// that do not apply are left zero and omitted.
+type Entry struct {
+	// Time is when the call started, in RFC 3339 in UTC to the
+	// millisecond (see Timestamp): entries sort and compare as strings.
+	Time string `json:"time"`
+	// ID identifies the entry: a random prefix per process, then a
+	// sequence number, so a gap in a process's numbers shows lost entries.
+	ID string `json:"id"`
+	// PID is the bridge's process ID.
+	PID int `json:"pid"`
+	// Transport is how the client is connected: stdio, http, or cli for
+	// the call command.
+	Transport string `json:"transport,omitzero"`
+	// Session identifies the client's session within the process.
+	Session string `json:"session,omitzero"`
+	// Client and ClientVersion are what the client calls itself (its
+	// clientInfo), made safe: see Clean.
+	Client        string `json:"client,omitzero"`
+	ClientVersion string `json:"client_version,omitzero"`
+	// ProtocolVersion is the MCP version in force for the call.
+	ProtocolVersion string `json:"protocol_version,omitzero"`
+	// Kind says what was called: KindTool, KindResource, KindPrompt; or
+	// KindDropped for the line that counts lost entries.
+	Kind string `json:"kind"`
+	// Name is what the client asked for: the tool's client name (in
+	// search mode, the tool call_tool ran), a resource's URI, a prompt's
+	// name.
+	Name string `json:"name,omitzero"`
+	// ManifestName is the manifest's name for it, when it is served.
+	ManifestName string `json:"manifest_name,omitzero"`
+	// Method is the backend method called, when there is one.
+	Method string `json:"method,omitzero"`
+	// Duration is how long the call took, in milliseconds to the
+	// microsecond (see Millis).
+	Duration float64 `json:"dur_ms"`
+	// Outcome is OutcomeOK or the kind of error (docs/audit.md).
+	Outcome string `json:"outcome,omitzero"`
+	// Code is the backend's JSON-RPC error code, for a backend error.
+	Code *int64 `json:"code,omitzero"`
+	// Confirmation is how the user was asked to confirm the call
+	// (elicitation, input_required), when they were; Answer is what they
+	// answered (accept, decline, cancel), or that they did not (expired).
+	Confirmation string `json:"confirmation,omitzero"`
+	Answer       string `json:"answer,omitzero"`
+	// BytesIn and BytesOut are the sizes of the arguments and of the
+	// result as the client sees them.
+	BytesIn  int `json:"bytes_in"`
+	BytesOut int `json:"bytes_out"`
+	// ArgKeys are the names of the top-level arguments, in order: the
+	// shape of the call, never its values (see Keys).
+	ArgKeys []string `json:"arg_keys,omitzero"`
+	// Args are the argument values with secrets redacted, only when
+	// values are recorded (see Values); ArgsCut says some were shortened
+	// or, when Args is absent, that they were too large to keep.
+	Args    jsontext.Value `json:"args,omitzero"`
+	ArgsCut bool           `json:"args_cut,omitzero"`
+	// Dropped is, on a KindDropped line, how many entries were lost
+	// before it: recorded while the queue was full, or not written
+	// because the file could not be written.
+	Dropped int64 `json:"dropped,omitzero"`
+}
+
+// timeLayout is the layout of Entry.Time: fixed width, so that times
+// compare as strings.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// Timestamp returns t as Entry.Time has it: RFC 3339, UTC, to the
+// millisecond.
+func Timestamp(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// Millis returns d as Entry.Duration has it: in milliseconds, to the
+// microsecond.
+func Millis(d time.Duration) float64 {
+	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
+}
+
+// Bounds of the text of an entry.
+const (
+	maxName   = 256 // names, methods, URIs
+	maxClient = 128 // client name and version, session, transport, protocol version
+	maxKeys   = 64  // argument names kept
+	maxKey    = 64  // bytes of one argument name
+)
+
+// clean makes the entry's text safe; the client's strings are anyone's.
+func (e *Entry) clean() {
+	for _, f := range []struct {
+		s   *string
+		max int
+	}{
+		{&e.Transport, maxClient}, {&e.Session, maxClient}, {&e.Client, maxClient}, {&e.ClientVersion, maxClient},
+		{&e.ProtocolVersion, maxClient}, {&e.Name, maxName}, {&e.ManifestName, maxName}, {&e.Method, maxName},
+		{&e.Outcome, maxClient}, {&e.Confirmation, maxClient}, {&e.Answer, maxClient},
+	} {
+		*f.s = Clean(*f.s, f.max)
+	}
+	if len(e.ArgKeys) > maxKeys {
+		e.ArgKeys = e.ArgKeys[:maxKeys]
+	}
+	for i, k := range e.ArgKeys {
+		e.ArgKeys[i] = Clean(k, maxKey)
+	}
+}
+
+// Clean returns s fit for the log and for a terminal that shows it: at
+// most max bytes (cut at a character, marked with …), valid UTF-8, and
+// with control and bidirectional formatting characters replaced by
+// U+FFFD. It costs O(max), however long s is.
+func Clean(s string, max int) string {
+	if len(s) <= max && utf8.ValidString(s) && !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	b := make([]byte, 0, min(len(s), max))
+	for _, r := range s { // an invalid byte is utf8.RuneError
+		if unsafeRune(r) {
+			r = utf8.RuneError
+		}
+		if len(b)+utf8.RuneLen(r) > max {
+			for len(b) > max-len("…") {
+				_, n := utf8.DecodeLastRune(b)
+				b = b[:len(b)-n]
+			}
+			return string(b) + "…"
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b)
+}
+
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// Keys returns the names of the top-level members of a JSON object, in
+// order, at most 64 of them: the shape of a call's arguments. It returns
+// nil for anything but an object.
+func Keys(args jsontext.Value) []string {
+	// A decoder reads a bytes.Buffer in place (and never writes to it): a
+	// bytes.Reader would be copied, at many times the cost.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(args), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil
+	}
+	var keys []string
+	for len(keys) < maxKeys && dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		keys = append(keys, Clean(name.String(), maxKey))
+		if dec.SkipValue() != nil {
+			break
+		}
+	}
+	return keys
+}

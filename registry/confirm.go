@@ -1,0 +1,262 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
+)
+
+// ConfirmMode is which tools ask the user before they run.
+type ConfirmMode int
+
+// The modes. ConfirmDestructive is the zero value.
+const (
+	// ConfirmDestructive asks before tools annotated destructiveHint:
+	// true, unless their manifest sets confirm: false, and before tools
+	// whose manifest sets confirm.
+	ConfirmDestructive ConfirmMode = iota
+	// ConfirmAll asks before every tool.
+	ConfirmAll
+	// ConfirmNever asks before none.
+	ConfirmNever
+)
+
+// Confirm says which tools ask the user, through the client, before the
+// backend is called. The zero value asks before destructive tools, and
+// lets a client that cannot ask run them (logged once per tool).
+type Confirm struct {
+	Mode ConfirmMode
+	// Tools are patterns, with Filter's syntax, of more tools that ask,
+	// whatever the mode but ConfirmNever.
+	Tools []string
+	// DenyUnasked refuses a call that would ask, when the client cannot
+	// ask, instead of running it.
+	DenyUnasked bool
+}
+
+// Check returns an error naming the first malformed pattern.
+func (c Confirm) Check() error { return Filter{Include: c.Tools}.Check() }
+
+// ConfirmReason says why a tool asks first.
+type ConfirmReason struct {
+	// By is "annotation" (destructiveHint: true), "manifest" (its
+	// confirm), "pattern" (Pattern matched its name), or "all".
+	By      string `json:"by"`
+	Pattern string `json:"pattern,omitzero"`
+}
+
+// reason returns why t, named client, asks first, or nil when it does not.
+func (c Confirm) reason(client string, t *manifest.Tool) *ConfirmReason {
+	switch {
+	case c.Mode == ConfirmNever:
+		return nil
+	case c.Mode == ConfirmAll:
+		return &ConfirmReason{By: "all"}
+	case t.Confirm != nil && t.Confirm.Ask:
+		return &ConfirmReason{By: "manifest"}
+	}
+	if p, ok := matchAny(c.Tools, client, t.Name); ok {
+		return &ConfirmReason{By: "pattern", Pattern: p}
+	}
+	if t.Confirm == nil && t.Annotations != nil && t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint {
+		return &ConfirmReason{By: "annotation"}
+	}
+	return nil
+}
+
+// asked is what a call's record says of asking the user.
+type asked struct {
+	how    string // "elicitation", "input_required", or "" when not asked
+	answer string // "accept", "decline", "cancel", "none" (no answer in time)
+}
+
+// confirm asks the user before e runs, when it must: it returns nil when
+// the call may go on, else the result to answer with. ErrInputRequired
+// (protocol 2026-07-28, the question travels in the result) comes back as
+// err, for CallTool to return.
+func (r *Registry) confirm(ctx context.Context, e *Entry, req *protocol.CallToolRequest, args jsontext.Value) (res *protocol.CallToolResult, outcome string, a asked, err error) {
+	if e.Confirm == nil {
+		return nil, "", a, nil
+	}
+	if req.Ask == nil {
+		if r.opts.Confirm.DenyUnasked {
+			return protocol.TextResult(fmt.Sprintf("%s asks the user before it runs, and this client cannot ask (it declared no elicitation), so the call was refused; nothing was sent to the backend. "+
+				"Use a client that supports elicitation, or let the bridge run such calls unconfirmed.", e.Name), true), outcomeRefused, a, nil
+		}
+		r.unaskedOnce(e)
+		return nil, "", a, nil
+	}
+	a.how = "elicitation"
+	if isModern(req.ProtocolVersion) {
+		a.how = "input_required"
+	}
+	answer, err := req.Ask(ctx, r.question(e, args))
+	switch {
+	case errors.Is(err, protocol.ErrInputRequired):
+		return nil, outcomeAsked, a, err
+	case ctx.Err() != nil:
+		a.answer = "none"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return protocol.TextResult(fmt.Sprintf("The user did not answer within %s whether %s may run, so nothing was done. Do not call it again unless the user asks you to.",
+				r.opts.CallTimeout, e.Name), true), outcomeDeclined, a, nil
+		}
+		return protocol.TextResult("The call was cancelled while the user was asked.", true), outcomeCancelled, a, nil
+	case err != nil:
+		a.answer = "none"
+		r.log.Warn().Err(err).Str("tool", e.Name).Msg("could not ask the user")
+		return protocol.TextResult(fmt.Sprintf("The user could not be asked whether %s may run (%v), so nothing was done.", e.Name, err), true), outcomeDeclined, a, nil
+	case !answer.Allowed:
+		a.answer = answer.Action
+		if answer.Action == "accept" {
+			a.answer = "no" // the form was sent, with no
+		}
+		return protocol.TextResult(fmt.Sprintf("The user did not allow %s (%s), so nothing was done. Do not call it again unless the user asks you to.",
+			e.Name, map[string]string{"no": "answered no", "decline": "declined", "cancel": "dismissed the question"}[a.answer]), true), outcomeDeclined, a, nil
+	}
+	a.answer = "accept"
+	return nil, "", a, nil
+}
+
+// isModern reports whether a version is of the stateless era.
+func isModern(version string) bool { return slices.Contains(protocol.ModernVersions, version) }
+
+// unaskedOnce logs, once per tool, that a tool that asks first runs
+// unconfirmed because its client cannot ask.
+func (r *Registry) unaskedOnce(e *Entry) {
+	if _, logged := r.unasked.LoadOrStore(e.Tool.Name, true); !logged {
+		r.log.Warn().Str("tool", e.Name).Msg("tool runs unconfirmed: the client cannot ask the user (no elicitation)")
+	}
+}
+
+// Bounds of a question's text.
+const (
+	maxShownValue = 200  // runes of one value
+	maxShownArgs  = 6    // arguments summed up without a template
+	maxQuestion   = 2000 // bytes of the whole question
+)
+
+// question is what the user is asked before e runs with args: the
+// manifest's template, with its placeholders filled from the arguments,
+// or the tool's name, title and a summary of the arguments. Values are
+// shortened, control characters escaped, and secrets (by name or schema)
+// masked: the question is shown on a screen.
+func (r *Registry) question(e *Entry, args jsontext.Value) protocol.Question {
+	shown := shownArgs(e.Tool.InputSchema, args)
+	var msg string
+	if t := e.Tool.Confirm; t != nil && t.Template != "" {
+		msg = manifest.FillTemplate(t.Template, func(name string) string {
+			if v, ok := shown.values[name]; ok {
+				return v
+			}
+			return "(not given)"
+		})
+	} else {
+		title := e.Tool.Title
+		if title == "" && e.Tool.Annotations != nil {
+			title = e.Tool.Annotations.Title
+		}
+		if title == "" {
+			title = e.Tool.Name
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Allow %s (%s) to run?", title, e.Name)
+		for i, name := range shown.order {
+			if i == maxShownArgs {
+				fmt.Fprintf(&b, "\n… and %d more", len(shown.order)-i)
+				break
+			}
+			fmt.Fprintf(&b, "\n%s: %s", escapeShown(name, 60), shown.values[name])
+		}
+		msg = b.String()
+	}
+	return protocol.Question{Message: audit.Clean(msg, maxQuestion)}
+}
+
+// shown are the top-level arguments as a question shows them.
+type shown struct {
+	order  []string
+	values map[string]string
+}
+
+// shownArgs renders each top-level argument for a person: strings as
+// they are, anything else as JSON, each cut to maxShownValue characters;
+// secrets masked.
+func shownArgs(schema, args jsontext.Value) shown {
+	s := shown{values: map[string]string{}}
+	redacted, _ := audit.Values(schema, args) // secrets masked, strings cut; nil when too large
+	var members []struct {
+		name string
+		v    jsontext.Value
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(redacted))
+	if tok, err := dec.ReadToken(); err == nil && tok.Kind() == '{' {
+		for dec.PeekKind() == '"' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				break
+			}
+			name := tok.String() // before the next read voids tok
+			v, err := dec.ReadValue()
+			if err != nil {
+				break
+			}
+			members = append(members, struct {
+				name string
+				v    jsontext.Value
+			}{name, v.Clone()})
+		}
+	}
+	if redacted == nil { // too large to read: the names, at least
+		for _, k := range audit.Keys(args) {
+			s.order, s.values[k] = append(s.order, k), "(too large to show)"
+		}
+		return s
+	}
+	for _, m := range members {
+		var text string
+		if m.v.Kind() == '"' {
+			_ = json.Unmarshal(m.v, &text)
+			if text == audit.Redacted {
+				text = "••••••"
+			}
+		} else {
+			text = string(m.v)
+		}
+		s.order, s.values[m.name] = append(s.order, m.name), escapeShown(text, maxShownValue)
+	}
+	return s
+}
+
+// escapeShown cuts s to max characters and escapes what would not show as
+// itself: control characters (a newline would start a line of its own in
+// the question) and bidirectional overrides.
+func escapeShown(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, c := range s {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		n++
+		switch {
+		case c == utf8.RuneError, unicode.IsControl(c), unicode.Is(unicode.Bidi_Control, c):
+			fmt.Fprintf(&b, "\\u%04x", c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
