@@ -234,6 +234,12 @@ func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams
 		return nil, &Error{Code: CodeMethodNotFound, Data: data,
 			Message: "initialize is not part of protocol " + ModernVersion + ", which this client already uses here; send requests with _meta instead"}
 	}
+	if v := ss.version.Load(); v != nil {
+		// A session is negotiated once: switching a running session to
+		// another version would change what its calls get (batches,
+		// structured content) under it.
+		return nil, fmt.Errorf("%w: this session is already initialized, in protocol %s, which it keeps; start a new session for another", ErrInvalidRequest, *v)
+	}
 	requested := *p.ProtocolVersion
 	v := requested
 	if !IsLegacyVersion(v) {

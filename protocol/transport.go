@@ -136,7 +136,7 @@ func Inspect(msg []byte) (Envelope, error) {
 		env.Batch = true
 		for _, e := range elems {
 			rq, ignore, _, err := decodeMessage(e)
-			if err != nil || !ignore && rq.id != nil {
+			if err != nil || !ignore && rq.reply == nil && rq.id != nil {
 				env.Request = true
 			}
 		}
@@ -146,7 +146,7 @@ func Inspect(msg []byte) (Envelope, error) {
 	if err != nil {
 		return env, WireError(err)
 	}
-	if ignore {
+	if ignore || rq.reply != nil {
 		return env, nil // a response, or a notification MCP cannot read
 	}
 	env.Method, env.Request, env.ID = rq.method, rq.id != nil, rq.id

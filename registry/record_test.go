@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -194,6 +195,45 @@ func TestSearchModeRecordsTheToolActuallyCalled(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, es[0], cmpopts.IgnoreFields(audit.Entry{}, "Time", "Duration", "BytesOut")); diff != "" {
 				t.Errorf("entry (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A call that asks the user records how it asked and the answer: a yes
+// runs the tool, anything else is declined; in 2026-07-28 the question
+// goes out in the result and is recorded as asked.
+func TestConfirmationsAreRecorded(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "acct.json"), strings.Replace(accountsManifest, `"description":"Delete the account.",`, `"description":"Delete the account.","annotations":{"destructiveHint":true},`, 1))
+	rec := &recorder{}
+	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: accountsBackend(), CallTimeout: time.Minute, Audit: rec})
+	ask := func(a protocol.Answer, err error) protocol.Asker {
+		return func(context.Context, protocol.Question) (protocol.Answer, error) { return a, err }
+	}
+	tests := []struct {
+		name               string
+		version            string
+		ask                protocol.Asker
+		how, answer, outcm string
+		wantErr            error
+	}{
+		{"a yes", protocol.Version20251125, ask(protocol.Answer{Action: "accept", Allowed: true}, nil), "elicitation", "accept", "ok", nil},
+		{"a no", protocol.Version20251125, ask(protocol.Answer{Action: "accept"}, nil), "elicitation", "no", "declined", nil},
+		{"a decline", protocol.Version20251125, ask(protocol.Answer{Action: "decline"}, nil), "elicitation", "decline", "declined", nil},
+		{"asked in the result", protocol.Version20260728, ask(protocol.Answer{}, protocol.ErrInputRequired), "input_required", "", "input_required", protocol.ErrInputRequired},
+		{"a client that cannot ask", protocol.Version20251125, nil, "", "", "ok", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := request("t_acct_delete", `{}`)
+			req.ProtocolVersion, req.Ask = tt.version, tt.ask
+			if _, err := r.CallTool(t.Context(), req); !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err %v, want %v", err, tt.wantErr)
+			}
+			es := rec.take()
+			if len(es) != 1 || es[0].Confirmation != tt.how || es[0].Answer != tt.answer || es[0].Outcome != tt.outcm {
+				t.Errorf("recorded %+v; want asked by %q, answer %q, outcome %q", es, tt.how, tt.answer, tt.outcm)
 			}
 		})
 	}

@@ -92,6 +92,26 @@ describe=(
 for id in 1 2 3 4 5 6; do
 	printf '\033[1m→ %s\033[0m\n  ← %s\n' "${describe[$id]}" "$(gist "$id")"
 done
+# A destructive tool: the bridge asks the user, through a client that
+# declared elicitation, before it calls the backend. This client reads the
+# bridge's output as it comes, to answer the question when it is asked.
+coproc BRIDGE { "$work/bin/tairseach-mcp" --socket "$sock" --manifests "$root/manifests-example" --log-level warn 2>>"$work/bridge.log"; }
+send() { printf '%s\n' "$1" >&"${BRIDGE[1]}"; printf '%s\n' "$1" >>"$work/asked.in"; }
+next() { local line; IFS= read -r -t 10 line <&"${BRIDGE[0]}" || line=""; printf '%s\n' "$line" >>"$work/asked.jsonl"; printf '%s' "$line"; }
+send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"demo","version":"1"}}}'
+next >/dev/null
+send '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tairseach_notes_delete","arguments":{"id":"0a1b"}}}'
+question="$(next)"
+qid="$(grep -o '"id":"tairseach-[0-9]*"' <<<"$question" | cut -d'"' -f4 || true)"
+send "{\"jsonrpc\":\"2.0\",\"id\":\"$qid\",\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":false}}}"
+refused="$(next)"
+exec {BRIDGE[1]}>&-
+wait "$BRIDGE_PID" 2>/dev/null || true
+printf '\033[1m→ %s\033[0m\n  ← %s\n  → %s\n  ← %s\n' "tools/call tairseach_notes_delete {id: 0a1b}, from a client that can ask its user" \
+	"the bridge asks first: $(grep -o '"message":"[^"]*"' <<<"$question" | cut -d'"' -f4)" \
+	"the user answers no" \
+	"$(sed -e 's/.*"text":"//' -e 's/"}\].*//' <<<"$refused" | cut -c1-150)"
+
 say "the full responses: rerun with DEMO_RAW=1"
 if [[ -n "${DEMO_RAW:-}" ]]; then cat "$work/out.jsonl"; fi
 
@@ -118,6 +138,11 @@ if $check; then
 	expect 6 'Invalid arguments' "bad arguments never reach the backend"
 	if grep -q '"method":"notes.create"' "$work/backend.log" && [[ $(grep -c '"method":"notes.create"' "$work/backend.log") -gt 1 ]]; then
 		say "FAIL: the invalid call reached the backend"; fail=1
+	fi
+	grep -q '"method":"elicitation/create".*"message":"Delete the note 0a1b for good' "$work/asked.jsonl" || { say "FAIL: the bridge did not ask before notes.delete"; fail=1; }
+	grep -q '"id":2,.*did not allow.*"isError":true' "$work/asked.jsonl" || { say "FAIL: a no does not refuse the call"; fail=1; }
+	if grep -q '"method":"notes.delete"' "$work/backend.log"; then
+		say "FAIL: the backend was asked to delete after a no"; fail=1
 	fi
 	[[ $fail -eq 0 ]] && say "demo check passed"
 	exit $fail

@@ -314,3 +314,33 @@ func TestAClientThatCannotAsk(t *testing.T) {
 		})
 	}
 }
+
+// Over HTTP the question travels as it does on stdio: on the call's event
+// stream (legacy), or in its result (2026-07-28), and the answer in a
+// POST of its own or in the retry, which may come on another connection.
+func TestTheUserIsAskedOverHTTP(t *testing.T) {
+	be := deleteBackend(t)
+	dir := manifestDir(t, map[string]string{"notes.json": deleteManifest})
+	b := startHTTPBridge(t, dir, be.Path)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			for _, yes := range []bool{true, false} {
+				h := &answering{answer: func(context.Context, string) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": yes}}, nil
+				}}
+				cs := connectHTTP(t, b.url, version, &mcp.ClientOptions{ElicitationHandler: h.handle})
+				id := fmt.Sprintf("%s-%v", version, yes)
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_notes_delete", Arguments: map[string]any{"id": id}})
+				if err != nil || res.IsError == yes {
+					t.Fatalf("answer %v: %v %q", yes, err, textOf(res))
+				}
+				if asked := h.asked(); len(asked) != 1 || asked[0] != "Delete the note "+id+"?" {
+					t.Errorf("asked %q", asked)
+				}
+				if deleted := slices.Contains(deletedIDs(be), id); deleted != yes {
+					t.Errorf("answer %v: deleted %v", yes, deleted)
+				}
+			}
+		})
+	}
+}

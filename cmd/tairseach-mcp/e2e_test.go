@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -701,5 +702,82 @@ func TestNoBackendAtStartIsOneWarning(t *testing.T) {
 	}
 	if line, more := <-found; more {
 		t.Errorf("a second warning: %s", line)
+	}
+}
+
+// A second signal ends the grace period at once: the call that would
+// have had 5 s is cancelled, still answered, and the process exits, over
+// stdio and over HTTP.
+func TestASecondSignalEndsTheGracePeriod(t *testing.T) {
+	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":"t"}}}`
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			hung := sockettest.NewServer(t, func(ctx context.Context, req sockettest.Request) (any, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})
+			cmd := bridgeCmd(dir, hung.Path, "--transport", transport, "--listen", "127.0.0.1:0")
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			stderr, _ := cmd.StderrPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			answered := make(chan string, 1)
+			if transport == "stdio" {
+				io.WriteString(stdin, call+"\n")
+				go func() { b, _ := io.ReadAll(stdout); answered <- string(b) }()
+			} else {
+				sc := bufio.NewScanner(stderr)
+				var url string
+				for url == "" && sc.Scan() {
+					if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+						url = m[1]
+					}
+				}
+				go io.Copy(io.Discard, stderr)
+				go func() { // the call in flight, without a session: answered in the legacy era's default
+					req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						answered <- err.Error()
+						return
+					}
+					resp.Body.Close()
+					req, _ = http.NewRequest("POST", url, strings.NewReader(call))
+					req.Header = resp.Request.Header.Clone()
+					req.Header.Set("Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"))
+					if resp, err = http.DefaultClient.Do(req); err != nil {
+						answered <- err.Error()
+						return
+					}
+					b, _ := io.ReadAll(resp.Body)
+					answered <- string(b)
+				}()
+			}
+			waitForMethod(t, hung, "notes.create")
+			cmd.Process.Signal(syscall.SIGTERM)
+			time.Sleep(200 * time.Millisecond) // well inside the 5 s grace period
+			start := time.Now()
+			cmd.Process.Signal(syscall.SIGTERM)
+			var out string
+			select {
+			case out = <-answered:
+			case <-time.After(4 * time.Second):
+				t.Fatal("the call in flight was not answered after the second signal")
+			}
+			cmd.Wait()
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("exited %v after the second signal, want at once", took)
+			}
+			if !strings.Contains(out, `"id":1,"result"`) || !strings.Contains(out, `"isError":true`) {
+				t.Errorf("the call in flight was not answered: %q", out)
+			}
+			stdin.Close()
+		})
 	}
 }

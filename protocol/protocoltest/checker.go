@@ -171,10 +171,18 @@ func (c *Checker) checkMessage(line []byte) error {
 		return err
 	}
 	switch {
-	case env.Method != "":
-		if len(env.ID) > 0 {
-			return fmt.Errorf("the server sent a request (%s); it never should", env.Method)
+	case env.Method != "" && len(env.ID) > 0:
+		// A request of the server's: only to ask the user, and only where
+		// the version lets a server send requests of its own.
+		def, ok := requestDefs[env.Method]
+		if !ok || !vs.has(def) || version >= modernFrom {
+			return fmt.Errorf("the server sent a request (%s), which protocol %s does not let it send", env.Method, vs.version)
 		}
+		if err := vs.validate("JSONRPCRequest", v); err != nil {
+			return err
+		}
+		return vs.validate(def, v)
+	case env.Method != "":
 		def, ok := notificationDefs[env.Method]
 		if !ok {
 			return fmt.Errorf("unexpected notification %s", env.Method)
@@ -209,6 +217,9 @@ func (c *Checker) checkMessage(line []byte) error {
 			return fmt.Errorf("a result for %s, which protocol %s does not have", r.method, vs.version)
 		}
 		result, _ := decode(env.Result)
+		if m, _ := result.(map[string]any); m != nil && m["resultType"] == "input_required" && vs.has("InputRequiredResult") {
+			rdef = "InputRequiredResult" // the tool asks the user first
+		}
 		return vs.validate(rdef, result)
 	}
 	return fmt.Errorf("neither a request, a notification nor a response")

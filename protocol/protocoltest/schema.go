@@ -49,8 +49,15 @@ var resultDefs = map[string]string{
 	"subscriptions/listen":     "SubscriptionsListenResult",
 }
 
+// requestDefs name the schema definition of each request the server may
+// send the client.
+var requestDefs = map[string]string{
+	"elicitation/create": "ElicitRequest",
+}
+
 // notificationDefs names the definition of each notification the bridge sends.
 var notificationDefs = map[string]string{
+	"notifications/cancelled":                  "CancelledNotification",
 	"notifications/message":                    "LoggingMessageNotification",
 	"notifications/progress":                   "ProgressNotification",
 	"notifications/tools/list_changed":         "ToolListChangedNotification",

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
 
 func testEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
@@ -375,5 +377,40 @@ func TestToolsExitsOneOnManifestErrors(t *testing.T) {
 				t.Errorf("tools %v: the served tool is not listed:\n%s", form, out)
 			}
 		}
+	}
+}
+
+// call asks before a tool that asks first: --yes says yes; in a script,
+// without it, it refuses, and the backend is not called. tools says which
+// tools ask first, and why.
+func TestCallAndToolsWithAToolThatAsksFirst(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "d.json"), []byte(`{"id":"d","tools":[
+		{"name":"notes.delete","description":"D.","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}},
+		{"name":"notes.keep","description":"K.","inputSchema":{"type":"object"}}],
+		"implementation":{"methods":{"notes.delete":"notes.delete","notes.keep":"notes.keep"}}}`), 0o644)
+	be := sockettest.NewServer(t, sockettest.Echo)
+	deletes := func() int {
+		n := 0
+		for _, r := range be.Requests() {
+			if r.Method == "notes.delete" {
+				n++
+			}
+		}
+		return n
+	}
+	e, _, errb := testEnv(nil)
+	if code := run(t.Context(), e, []string{"call", "--manifests", dir, "--socket", be.Path, "notes.delete"}); code != exitError ||
+		!strings.Contains(errb.String(), "pass --yes") || deletes() != 0 {
+		t.Errorf("in a script without --yes: exit %d, %d deletes, stderr %q", code, deletes(), errb)
+	}
+	e, out, errb := testEnv(nil)
+	if code := run(t.Context(), e, []string{"call", "--manifests", dir, "--socket", be.Path, "--yes", "notes.delete"}); code != exitOK || deletes() != 1 {
+		t.Errorf("with --yes: exit %d, %d deletes, stdout %q, stderr %q", code, deletes(), out, errb)
+	}
+	e, out, _ = testEnv(nil)
+	run(t.Context(), e, []string{"tools", "--manifests", dir, "--confirm", "*keep"})
+	if !strings.Contains(out.String(), "yes: destructiveHint") || !strings.Contains(out.String(), "yes: --confirm *keep") {
+		t.Errorf("tools does not say which tools ask first:\n%s", out)
 	}
 }

@@ -81,7 +81,7 @@ func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) erro
 	tr := runSession(ctx, d.exe, d.args, nil)
 	rs := []result{checkSocket(ctx, opts)}
 	rs = append(rs, checkManifests(opts.manifests, snap)...)
-	rs = append(rs, checkNames(opts.prefix, snap.Entries))
+	rs = append(rs, checkNames(opts.prefix, snap.Entries), checkConfirm(opts, snap.Entries))
 	rs = append(rs, checkToolList(tr.response("tools/list"))...)
 	m, err := newMachine(e)
 	if err != nil {

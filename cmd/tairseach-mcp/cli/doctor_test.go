@@ -345,14 +345,14 @@ func TestDoctorCommand(t *testing.T) {
 		for _, l := range lines[:len(lines)-1] {
 			names = append(names, strings.Join(strings.Fields(l)[:2], " "))
 		}
-		want := []string{"✓ socket", "✓ manifests", "✓ tool", "✓ tool", "✓ tool", "- clients", "- audit", "✓ stdout"}
+		want := []string{"✓ socket", "✓ manifests", "✓ tool", "✓ confirmation", "✓ tool", "✓ tool", "- clients", "- audit", "✓ stdout"}
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("checks (-want +got):\n%s\n%s", diff, out)
 		}
-		if lines[len(lines)-1] != "8 checks: 0 failures, 0 warnings" {
+		if lines[len(lines)-1] != "9 checks: 0 failures, 0 warnings" {
 			t.Errorf("summary %q", lines[len(lines)-1])
 		}
-		if !strings.Contains(out, "✓ tool names  all 1 valid") {
+		if !strings.Contains(out, "✓ tool names    all 1 valid") {
 			t.Errorf("names are not aligned:\n%s", out)
 		}
 	})
@@ -364,7 +364,7 @@ func TestDoctorCommand(t *testing.T) {
 	})
 	t.Run("a failure exits 1 and says the fix", func(t *testing.T) {
 		code, out := runDoctorCmd(t, "--manifests", good, "--socket", filepath.Join(good, "none.sock"))
-		if code != exitError || !strings.Contains(out, "✗ socket") || !strings.Contains(out, "\n              fix: start the backend") {
+		if code != exitError || !strings.Contains(out, "✗ socket") || !strings.Contains(out, "\n                fix: start the backend") {
 			t.Errorf("exit %d, want 1:\n%s", code, out)
 		}
 	})
@@ -374,13 +374,13 @@ func TestDoctorCommand(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rs); err != nil {
 			t.Fatalf("%v:\n%s", err, out)
 		}
-		if code != exitError || len(rs) != 8 {
+		if code != exitError || len(rs) != 9 {
 			t.Fatalf("exit %d, %d checks:\n%s", code, len(rs), out)
 		}
 		if want := (result{"socket", statusFail, filepath.Join(good, "none.sock") + ": no socket there; is the backend running?", "start the backend, or point --socket (or TAIRSEACH_SOCKET) at its socket"}); rs[0] != want {
 			t.Errorf("got %+v, want %+v", rs[0], want)
 		}
-		if rs[7].Name != "stdout" || rs[7].Status != statusOK || rs[1].Fix != "" {
+		if rs[8].Name != "stdout" || rs[8].Status != statusOK || rs[1].Fix != "" {
 			t.Errorf("got %+v", rs)
 		}
 		if strings.Contains(out, `"fix": ""`) {
