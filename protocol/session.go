@@ -50,7 +50,7 @@ type session struct {
 	nextRequest atomic.Uint64               // the last id of a request of the server's
 	elicitation atomic.Bool                 // the client declared it can elicit a form, at initialize
 
-	toolsChangedQueued atomic.Bool // a notifications/tools/list_changed is queued and not yet written
+	listsQueued [numLists]atomic.Bool // a list_changed of each list is queued and not yet written
 }
 
 // Sink takes the messages of a request, or of a session, for the client:

@@ -110,7 +110,7 @@ func TestListChangedOnlyWhenTheVisibleSetChanges(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "mail.json"), filterManifest)
 	changes := 0
-	r := New(Options{Dirs: []string{dir}, Prefix: "t", Filter: Filter{ReadOnly: true}, OnChange: func(*Snapshot) { changes++ }})
+	r := New(Options{Dirs: []string{dir}, Prefix: "t", Filter: Filter{ReadOnly: true}, OnChange: func(*Snapshot, Changes) { changes++ }})
 	// Editing a tool clients do not see changes nothing for them.
 	writeFile(t, filepath.Join(dir, "mail.json"), strings.Replace(filterManifest, "Send mail.", "Send an email.", 1))
 	r.Reload()

@@ -289,7 +289,7 @@ func TestReloadKeepsLastGoodAndReportsOnce(t *testing.T) {
 	var changes int
 	r := New(Options{Dirs: []string{dir}, Prefix: "p",
 		Report:   func(_ zerolog.Level, msg string) { reported = append(reported, msg) },
-		OnChange: func(*Snapshot) { changes++ },
+		OnChange: func(*Snapshot, Changes) { changes++ },
 	})
 	changes = 0
 	steps := []struct {
@@ -336,7 +336,7 @@ func TestReloadKeepsLastGoodAndReportsOnce(t *testing.T) {
 func watchRegistry(t *testing.T, dirs ...string) (*Registry, <-chan string) {
 	t.Helper()
 	changes := make(chan string, 100)
-	r := New(Options{Dirs: dirs, Debounce: 20 * time.Millisecond, OnChange: func(s *Snapshot) { changes <- names(s) }})
+	r := New(Options{Dirs: dirs, Debounce: 20 * time.Millisecond, OnChange: func(s *Snapshot, _ Changes) { changes <- names(s) }})
 	// Drain the change New itself published.
 	for len(changes) > 0 {
 		<-changes

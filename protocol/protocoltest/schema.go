@@ -31,6 +31,8 @@ var strictDefs = []string{
 	"Tool", "ToolAnnotations", "CallToolResult", "ListToolsResult", "InitializeResult",
 	"Implementation", "ServerCapabilities", "TextContent", "DiscoverResult",
 	"ListResourcesResult", "ListResourceTemplatesResult", "ListPromptsResult",
+	"Resource", "ResourceTemplate", "Annotations", "ReadResourceResult", "TextResourceContents", "BlobResourceContents",
+	"Prompt", "PromptArgument", "GetPromptResult", "PromptMessage", "EmbeddedResource", "CompleteResult",
 	"JSONRPCResponse", "JSONRPCResultResponse", "JSONRPCError", "JSONRPCErrorResponse", "JSONRPCNotification",
 	"SubscriptionsListenResult",
 }
@@ -44,7 +46,10 @@ var resultDefs = map[string]string{
 	"tools/call":               "CallToolResult",
 	"resources/list":           "ListResourcesResult",
 	"resources/templates/list": "ListResourceTemplatesResult",
+	"resources/read":           "ReadResourceResult",
 	"prompts/list":             "ListPromptsResult",
+	"prompts/get":              "GetPromptResult",
+	"completion/complete":      "CompleteResult",
 	"server/discover":          "DiscoverResult",
 	"subscriptions/listen":     "SubscriptionsListenResult",
 }
@@ -61,6 +66,8 @@ var notificationDefs = map[string]string{
 	"notifications/message":                    "LoggingMessageNotification",
 	"notifications/progress":                   "ProgressNotification",
 	"notifications/tools/list_changed":         "ToolListChangedNotification",
+	"notifications/prompts/list_changed":       "PromptListChangedNotification",
+	"notifications/resources/list_changed":     "ResourceListChangedNotification",
 	"notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
 }
 

@@ -155,15 +155,36 @@ func kindName(k jsontext.Kind) string {
 // prefix, when only one tool answers to it. A tool that is declared but
 // not served, or a name close to others, is said so.
 func resolveTool(snap *registry.Snapshot, prefix, typed string) (string, error) {
-	var names, matches []string
-	withPrefix, _ := registry.ClientName(prefix, typed)
+	var served []names
 	for _, e := range snap.Entries {
-		if e.Name == typed {
+		served = append(served, names{e.Name, e.Tool.Name})
+	}
+	return resolveName("tool", prefix, typed, served, func() error {
+		for _, u := range snap.Unserved {
+			if u.Name == typed || u.Tool == typed {
+				return fmt.Errorf("%s (%s in %s) is not served: %s", printable(typed), u.Path, printable(u.File), u.Reason)
+			}
+		}
+		return nil
+	})
+}
+
+// names are the names of a tool or prompt: the client's and the manifest's.
+type names struct{ client, manifest string }
+
+// resolveName finds the client name of the tool or prompt (kind) a
+// person typed, among those served; unserved returns why one declared
+// but not served is not, or nil.
+func resolveName(kind, prefix, typed string, served []names, unserved func() error) (string, error) {
+	withPrefix, _ := registry.ClientName(prefix, typed)
+	var all, matches []string
+	for _, n := range served {
+		if n.client == typed {
 			return typed, nil
 		}
-		names = append(names, e.Name, e.Tool.Name)
-		if e.Tool.Name == typed || e.Name == withPrefix {
-			matches = append(matches, e.Name)
+		all = append(all, n.client, n.manifest)
+		if n.manifest == typed || n.client == withPrefix {
+			matches = append(matches, n.client)
 		}
 	}
 	switch len(matches) {
@@ -173,12 +194,10 @@ func resolveTool(snap *registry.Snapshot, prefix, typed string) (string, error) 
 	default:
 		return "", fmt.Errorf("%q could be %s; give the full name", typed, strings.Join(matches, " or "))
 	}
-	for _, u := range snap.Unserved {
-		if u.Name == typed || u.Tool == typed {
-			return "", fmt.Errorf("%s (%s in %s) is not served: %s", printable(typed), u.Path, printable(u.File), u.Reason)
-		}
+	if err := unserved(); err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("unknown tool %q%s; run 'tairseach-mcp tools' to list the tools", typed, didYouMean(suggest(typed, names)))
+	return "", fmt.Errorf("unknown %s %q%s; run 'tairseach-mcp %ss' to list them", kind, typed, didYouMean(suggest(typed, all)), kind)
 }
 
 // prettyJSON indents text that is JSON and returns other text unchanged.

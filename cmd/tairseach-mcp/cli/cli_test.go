@@ -247,6 +247,10 @@ func TestAMissingManifestsFolderIsAnError(t *testing.T) {
 		{"validate", missing},
 		{"validate", "--manifests", missing},
 		{"call", "--manifests", missing, "tairseach_notes_list"},
+		{"resources", "--manifests", missing},
+		{"prompts", "--manifests", missing},
+		{"read", "--manifests", missing, "tairseach://system/status"},
+		{"prompt", "--manifests", missing, "notes.review", "id=3f"},
 	} {
 		e, _, errb := testEnv(nil)
 		if code := run(context.Background(), e, args); code != exitError {

@@ -345,14 +345,14 @@ func TestDoctorCommand(t *testing.T) {
 		for _, l := range lines[:len(lines)-1] {
 			names = append(names, strings.Join(strings.Fields(l)[:2], " "))
 		}
-		want := []string{"✓ socket", "✓ manifests", "✓ tool", "✓ confirmation", "✓ tool", "✓ tool", "- clients", "- audit", "✓ stdout"}
+		want := []string{"✓ socket", "✓ manifests", "✓ tool", "✓ confirm", "✓ tool", "✓ tool", "- clients", "- audit", "✓ stdout"}
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("checks (-want +got):\n%s\n%s", diff, out)
 		}
 		if lines[len(lines)-1] != "9 checks: 0 failures, 0 warnings" {
 			t.Errorf("summary %q", lines[len(lines)-1])
 		}
-		if !strings.Contains(out, "✓ tool names    all 1 valid") {
+		if !strings.Contains(out, "✓ tool names  all 1 valid") {
 			t.Errorf("names are not aligned:\n%s", out)
 		}
 	})
@@ -364,7 +364,7 @@ func TestDoctorCommand(t *testing.T) {
 	})
 	t.Run("a failure exits 1 and says the fix", func(t *testing.T) {
 		code, out := runDoctorCmd(t, "--manifests", good, "--socket", filepath.Join(good, "none.sock"))
-		if code != exitError || !strings.Contains(out, "✗ socket") || !strings.Contains(out, "\n                fix: start the backend") {
+		if code != exitError || !strings.Contains(out, "✗ socket") || !strings.Contains(out, "\n              fix: start the backend") {
 			t.Errorf("exit %d, want 1:\n%s", code, out)
 		}
 	})

@@ -114,7 +114,8 @@ func newRootCmd(e *env) *cobra.Command {
 		Short: "Serve a Tairseach backend's tools to MCP clients over stdio",
 		Long: `tairseach-mcp serves MCP on stdin/stdout. It reads tool manifests (JSON files,
 watched for changes) and forwards each tools/call to the backend method the manifest
-names, over the backend's Unix socket.
+names, over the backend's Unix socket. The resources, resource templates and prompts the
+manifests declare are served too, read from the backend, a file or the manifest.
 
 With no flags it behaves like the Rust bridge: manifests from ~/.tairseach/manifests,
 socket ~/.tairseach/tairseach.sock, tool names prefixed with "tairseach_".
@@ -148,6 +149,8 @@ variable, which wins over the default.`,
 	root.AddCommand(
 		newToolsCmd(e, opts),
 		newCallCmd(e, opts),
+		newResourcesCmd(e, opts), newReadCmd(e, opts),
+		newPromptsCmd(e, opts), newPromptCmd(e, opts),
 		newValidateCmd(e, opts),
 		newVersionCmd(e),
 		newInstallCmd(e), newUninstallCmd(e),

@@ -40,15 +40,18 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	defer backend.Close()
 
 	srv := &protocol.Server{
-		Info:               serverInfo(),
-		Instructions:       opts.instructions,
-		Logger:             &log,
-		ListChanged:        !opts.noWatch && opts.toolMode != "search", // the search tools never change
-		MaxMessageSize:     opts.maxMessageSize,
-		MaxMessageSizeHint: maxMessageSizeHint,
-		MaxInFlight:        opts.maxInFlight,
-		MaxHeldBytes:       opts.maxHeldBytes,
-		Hurry:              e.hurry,
+		Info:         serverInfo(),
+		Instructions: opts.instructions,
+		Logger:       &log,
+		ListChanged:  !opts.noWatch && opts.toolMode != "search", // the search tools never change
+		// Resources and prompts are served as they are in either mode.
+		ResourcesListChanged: !opts.noWatch,
+		PromptsListChanged:   !opts.noWatch,
+		MaxMessageSize:       opts.maxMessageSize,
+		MaxMessageSizeHint:   maxMessageSizeHint,
+		MaxInFlight:          opts.maxInFlight,
+		MaxHeldBytes:         opts.maxHeldBytes,
+		Hurry:                e.hurry,
 	}
 	if opts.transport == "http" {
 		srv.MaxTotalInFlight, srv.MaxTotalHeldBytes = opts.http.maxTotalInFlight, opts.http.maxTotalHeld
@@ -61,6 +64,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	defer closeAudit()
 	reg := newRegistry(opts, backend, &log, srv, rec)
 	srv.Tools = toolProvider(opts, reg)
+	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
@@ -173,10 +177,13 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		AuditValues: opts.audit.values,
 	}
 	if srv != nil {
-		// Answer initialize while the manifests load; tools/list waits.
+		// Read stdin while the manifests load: a request that needs
+		// them (initialize, for its completions capability, and the
+		// lists) waits for the first load, and ping, cancellations and
+		// 2024-11-05's initialize do not.
 		ro.LoadInBackground = true
 		ro.Report = func(level zerolog.Level, msg string) { srv.Log(clientLevel(level), "tairseach-mcp", msg) }
-		ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() } // a no-op unless srv.ListChanged
+		ro.OnChange = func(_ *registry.Snapshot, c registry.Changes) { notifyChanges(srv, c) }
 	}
 	return registry.New(ro)
 }
@@ -194,6 +201,20 @@ var hints = registry.Hints{
 		"values":        "set with --max-checked-values",
 	},
 	Backend: "fix --socket",
+}
+
+// notifyChanges tells srv's clients which lists changed; each is a no-op
+// unless srv announces that list's changes.
+func notifyChanges(srv *protocol.Server, c registry.Changes) {
+	if c.Tools {
+		srv.NotifyToolsChanged()
+	}
+	if c.Resources {
+		srv.NotifyResourcesChanged()
+	}
+	if c.Prompts {
+		srv.NotifyPromptsChanged()
+	}
 }
 
 // toolProvider is what clients see of reg in the chosen --tool-mode.
