@@ -167,9 +167,13 @@ func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
 			continue
 		}
 		if s.flag == "manifests" {
+			if strings.Trim(v, string(filepath.ListSeparator)) == "" {
+				// Not the default: whoever set it meant some folder.
+				return usageError{fmt.Errorf("%s=%q names no folder: set it to the folders that hold your manifests, or unset it for the default", s.env, v)}
+			}
 			for _, p := range filepath.SplitList(v) {
 				if p == "" {
-					continue
+					continue // a stray separator, as in "a:"
 				}
 				if err := f.Value.Set(p); err != nil {
 					return usageError{fmt.Errorf("%s: %w", s.env, err)}
@@ -231,6 +235,10 @@ func (o *options) resolve() error {
 		if v <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, not %d", name, v)}
 		}
+	}
+	if slices.Contains(o.manifests, "") {
+		// The folder "" would be the working folder, watched recursively.
+		return usageError{errors.New(`--manifests "" names no folder: give the folder that holds your manifests`)}
 	}
 	home, _ := os.UserHomeDir()
 	if len(o.manifests) == 0 {
