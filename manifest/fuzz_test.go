@@ -20,6 +20,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"x","tools":[{"name":"a","inputSchema":{"type":"object"},"mcpExpose":"no","mcpExpose":true,"annotations":{"readOnlyHint":true},"annotations":{"title":"T"}}]}`))
 	f.Add([]byte(`{"id":"x","tools":[],"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`))
 	f.Add([]byte("{\"id\":\"x\",\"tools\":[{\"name\":\"a\",\"description\":\"\xff\",\"inputSchema\":{\"type\":\"object\"}},\n {\"name\":\"b\",\"inputSchema\":{ \"type\" : \"object\" }}],\"implementation\":{\"methods\":{\"a\":\"a\",\"b\":\"b\"}}}"))
+	f.Add([]byte(contentManifest(`,{"uri":"a:b","name":"n","file":"f","text":"t"}`, `,{"uriTemplate":"a:{x}{y}","name":"n","method":"m"}`, `,{"name":"p","messages":[{"role":"user","resource":"a:{x}"}]}`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, problems := Parse("f.json", data)
 		if m == nil && !HasErrors(problems) {
@@ -29,12 +30,44 @@ func FuzzParse(f *testing.F) {
 			if p.File != "f.json" || p.Message == "" {
 				t.Fatalf("problem without a file or a message: %+v", p)
 			}
-			if p.Tool != "" && !strings.HasPrefix(p.Path, "tools[") {
-				t.Fatalf("problem about tool %q with no path into it: %s", p.Tool, p)
+			if p.Tool != "" && !strings.HasPrefix(p.Path, "tools[") ||
+				p.Resource != "" && !strings.HasPrefix(p.Path, "resources[") && !strings.HasPrefix(p.Path, "resourceTemplates[") ||
+				p.Prompt != "" && !strings.HasPrefix(p.Path, "prompts[") {
+				t.Fatalf("problem about an item with no path into it: %+v", p)
 			}
 		}
 		if m == nil {
 			return
+		}
+		var paths []string
+		for i, r := range m.Resources {
+			if r.Index != i {
+				t.Fatalf("resources[%d] has index %d", i, r.Index)
+			}
+			if r.Broken {
+				paths = append(paths, r.Path())
+			} else if sources := btoi(r.Method != "") + btoi(r.File != "") + btoi(r.Text != nil); r.URI == "" || sources != 1 {
+				t.Fatalf("%s served without a URI or without exactly one source: %+v", r.Path(), r)
+			}
+		}
+		for _, tpl := range m.ResourceTemplates {
+			if tpl.Broken {
+				paths = append(paths, tpl.Path())
+			} else if tpl.Template == nil || tpl.Template.String() != tpl.URITemplate {
+				t.Fatalf("%s served without its parsed template", tpl.Path())
+			}
+		}
+		for _, pr := range m.Prompts {
+			if pr.Broken {
+				paths = append(paths, pr.Path())
+			} else if len(pr.Messages) == 0 {
+				t.Fatalf("%s served without messages", pr.Path())
+			}
+		}
+		for _, path := range paths {
+			if !hasErrorAt(problems, path) {
+				t.Fatalf("%s is broken, but no error says why:\n%s", path, joinProblems(problems))
+			}
 		}
 		doc, _ := decodeValue(data) // nil unless the whole file is strict JSON
 		docTools, _ := m2(doc)["tools"].([]any)
@@ -68,6 +101,13 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func m2(v any) map[string]any {

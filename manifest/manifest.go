@@ -1,9 +1,9 @@
 // Package manifest reads Tairseach tool manifests: one JSON object per
 // *.json file, found recursively under manifest folders. It checks each
 // file against the manifest format (shipped as manifest.schema.json),
-// lints each tool, and checks that each tool's input and output JSON
-// Schemas compile, without ever loading a schema from the network or the
-// file system.
+// lints each tool, resource, resource template and prompt, and checks
+// that every JSON Schema in them compiles, without ever loading a schema
+// from the network or the file system.
 //
 // Everything here is a pure function of file contents; watching files,
 // naming tools for clients, keeping compiled schemas and serving tools
@@ -32,10 +32,13 @@ type Manifest struct {
 	Category        string         `json:"category"`
 	Requires        jsontext.Value `json:"requires"`
 	Compatibility   jsontext.Value `json:"compatibility"`
-	// Tools are decoded one by one, so that a problem in one tool keeps
-	// only that tool from being served.
-	Tools          []*Tool        `json:"-"`
-	Implementation Implementation `json:"implementation"`
+	// Tools, Resources, ResourceTemplates and Prompts are decoded one by
+	// one, so that a problem in one keeps only that one from being served.
+	Tools             []*Tool             `json:"-"`
+	Resources         []*Resource         `json:"-"`
+	ResourceTemplates []*ResourceTemplate `json:"-"`
+	Prompts           []*Prompt           `json:"-"`
+	Implementation    Implementation      `json:"implementation"`
 }
 
 // Implementation maps tool names to backend methods.

@@ -38,7 +38,16 @@ type parser struct {
 }
 
 func (p *parser) add(sev Severity, path, tool, format string, args ...any) {
-	p.problems = append(p.problems, Problem{File: p.file, Path: path, Tool: tool, Severity: sev, Message: fmt.Sprintf(format, args...)})
+	p.addItem(sev, path, item{tool: tool}, format, args...)
+}
+
+// item names what a problem is about: a tool, a resource (or template),
+// a prompt, or nothing but the file.
+type item struct{ tool, resource, prompt string }
+
+func (p *parser) addItem(sev Severity, path string, it item, format string, args ...any) {
+	p.problems = append(p.problems, Problem{File: p.file, Path: path, Tool: it.tool, Resource: it.resource, Prompt: it.prompt,
+		Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 
 // lenient checks JSON syntax only, for splitting a manifest; what it lets
@@ -60,15 +69,14 @@ func (p *parser) parse(data []byte) *Manifest {
 		return nil
 	}
 
-	// The file, its tools left out.
+	// The file, its arrays of items left out.
 	doc, values, err := defaultDecoder.decode(s.rest)
 	if err != nil {
 		path, msg := decodeProblem(err)
 		p.add(Error, path, "", "%s", msg)
 		return nil
 	}
-	fileFormat, _ := manifestSchemas()
-	if vs, err := fileFormat.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
+	if vs, err := manifestSchemas().file.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
 		for _, v := range checkProblems(vs, err) {
 			p.add(Error, v.Path(), "", "%s", v.Message)
 		}
@@ -83,7 +91,7 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 
 	seen := map[string]int{} // tool name → index of its first declaration
-	for i, raw := range s.tools {
+	for i, raw := range s.items["tools"] {
 		t, doc := p.tool(i, raw)
 		m.Tools = append(m.Tools, t)
 		if first, dup := seen[t.Name]; dup && !t.Broken {
@@ -100,10 +108,17 @@ func (p *parser) parse(data []byte) *Manifest {
 		p.compile(t, doc)
 	}
 
-	// A method mapping with no tool is probably a typo in one of the names.
+	uses := newMethodUses(m)
+	p.resources(m, s.items["resources"], uses)
+	p.templates(m, s.items["resourceTemplates"], uses)
+	p.prompts(m, s.items["prompts"], uses)
+
+	// A method mapping with no tool is probably a typo in one of the
+	// names, unless it is there to let a resource, template or
+	// completion call its method.
 	for _, name := range slices.Sorted(maps.Keys(m.Implementation.Methods)) {
-		if _, ok := seen[name]; !ok {
-			p.add(Warning, "implementation.methods."+name, "", "method mapping for %q, but no tool has that name", name)
+		if _, ok := seen[name]; !ok && !uses.used[m.Implementation.Methods[name]] {
+			p.add(Warning, "implementation.methods."+name, "", "method mapping for %q, but no tool has that name and no resource, template or completion calls its method", name)
 		}
 	}
 	return m
@@ -114,36 +129,45 @@ func (p *parser) parse(data []byte) *Manifest {
 // problem comes back Broken.
 func (p *parser) tool(i int, raw jsontext.Value) (*Tool, any) {
 	t := &Tool{Index: i}
-	broken := func(path, msg string) {
+	fail := func(path, format string, args ...any) {
 		if !t.Broken {
 			t.Broken = true
-			t.Name = nameOf(raw)
+			t.Name = memberOf(raw, "name")
 		}
-		p.add(Error, joinPath(t.Path(), path), t.Name, "%s", msg)
+		p.add(Error, joinPath(t.Path(), path), t.Name, format, args...)
 	}
+	doc, ok := p.element(raw, manifestSchemas().tool, t, fail)
+	if !ok {
+		return t, nil
+	}
+	// Compact, as clients are sent them and the lint counts them.
+	compact(&t.InputSchema)
+	compact(&t.OutputSchema)
+	return t, doc
+}
+
+// element decodes one element of the manifest's arrays, whose JSON is
+// raw, into v, after checking it against its format. It reports what is
+// wrong through fail, at paths relative to the element, and returns the
+// element decoded as the schema library sees it, or false.
+func (p *parser) element(raw jsontext.Value, format *Schema, v any, fail func(path, format string, args ...any)) (any, bool) {
 	doc, values, err := defaultDecoder.decode(raw)
 	if err != nil {
-		broken(decodeProblem(err))
-		return t, nil
+		path, msg := decodeProblem(err)
+		fail(path, "%s", msg)
+		return nil, false
 	}
-	_, toolFormat := manifestSchemas()
-	if vs, err := toolFormat.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
+	if vs, err := format.validate(context.Background(), doc, values); err != nil || len(vs) > 0 {
 		for _, v := range checkProblems(vs, err) {
-			broken(v.Path(), explainViolation(v))
+			fail(v.Path(), "%s", explainViolation(v))
 		}
-		return t, nil
+		return nil, false
 	}
-	if err := json.Unmarshal(raw, t); err != nil {
-		broken("", fmt.Sprintf("cannot decode tool: %v", err)) // see "cannot decode manifest"
-		return t, nil
+	if err := json.Unmarshal(raw, v); err != nil {
+		fail("", "cannot decode it: %v", err) // see "cannot decode manifest"
+		return nil, false
 	}
-	// Compact, as clients are sent them and the lint counts them; nothing
-	// can fail here, raw was decoded strictly above.
-	_ = t.InputSchema.Compact()
-	if t.OutputSchema != nil {
-		_ = t.OutputSchema.Compact()
-	}
-	return t, doc
+	return doc, true
 }
 
 // checkProblems returns the violations of a check against the manifest
@@ -155,13 +179,14 @@ func checkProblems(vs []Violation, err error) []Violation {
 	return vs
 }
 
-// nameOf returns the name of a tool that is broken, "" when it has none.
-func nameOf(raw jsontext.Value) string {
-	var t struct {
-		Name string `json:"name"`
-	}
-	_ = json.Unmarshal(raw, &t, lenient)
-	return t.Name
+// memberOf returns the string member name of an element that is broken,
+// "" when it has none.
+func memberOf(raw jsontext.Value, name string) string {
+	var members map[string]jsontext.Value
+	_ = json.Unmarshal(raw, &members, lenient)
+	var s string
+	_ = json.Unmarshal(members[name], &s, lenient)
+	return s
 }
 
 // lint adds warnings about a tool that is served but could be better; doc
@@ -221,59 +246,71 @@ func (p *parser) compile(t *Tool, doc any) {
 	}
 }
 
-// split is a manifest cut in two: the elements of its tools array, each
-// checked on its own so that a problem in one tool keeps only that tool
-// from being served, and the rest, the file with its tools array emptied.
-// Unmarshaled with lenient, it checks the syntax of the whole file.
+// itemArrays are the top-level arrays whose elements are checked one by
+// one, so that a problem in one element keeps only it from being served.
+var itemArrays = []string{"tools", "resources", "resourceTemplates", "prompts"}
+
+// split is a manifest cut in two: the elements of its itemArrays, and
+// the rest, the file with those arrays emptied. Unmarshaled with lenient,
+// it checks the syntax of the whole file.
 type split struct {
-	data  []byte           // the file
-	rest  []byte           // the file without the tools' elements
-	tools []jsontext.Value // the tools' elements, parts of data
+	data  []byte                      // the file
+	rest  []byte                      // the file without the arrays' elements
+	items map[string][]jsontext.Value // by array name, the elements, parts of data
 }
 
-// UnmarshalJSONFrom finds the tools array in the top-level object; a
-// second "tools" member is left in the rest, for the strict decode there
-// to refuse.
+// UnmarshalJSONFrom finds the item arrays in the top-level object; a
+// second member of the same name is left in the rest, for the strict
+// decode there to refuse.
 func (s *split) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	s.rest = s.data
+	s.items = map[string][]jsontext.Value{}
 	if dec.PeekKind() != '{' {
+		s.rest = s.data
 		return dec.SkipValue()
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	found := false
+	found := map[string]bool{}
+	kept := int64(0) // s.data[kept:] is not in s.rest yet
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
-		if found || name.String() != "tools" || dec.PeekKind() != '[' {
+		n := name.String()
+		if found[n] || !slices.Contains(itemArrays, n) || dec.PeekKind() != '[' {
 			if err := dec.SkipValue(); err != nil {
 				return err
 			}
 			continue
 		}
-		found = true
+		found[n] = true
 		if _, err := dec.ReadToken(); err != nil {
 			return err
 		}
 		start := dec.InputOffset()
+		elems := []jsontext.Value{}
 		for dec.PeekKind() != ']' {
 			v, err := dec.ReadValue()
 			if err != nil {
 				return err
 			}
 			end := dec.InputOffset()
-			s.tools = append(s.tools, jsontext.Value(s.data[end-int64(len(v)):end]))
+			elems = append(elems, jsontext.Value(s.data[end-int64(len(v)):end]))
 		}
-		s.rest = slices.Concat(s.data[:start], s.data[dec.InputOffset():])
+		s.items[n] = elems
+		s.rest = append(s.rest, s.data[kept:start]...)
+		kept = dec.InputOffset()
 		if _, err := dec.ReadToken(); err != nil {
 			return err
 		}
 	}
-	_, err := dec.ReadToken()
-	return err
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	s.rest = append(s.rest, s.data[kept:]...)
+	return nil
 }
 
 // kindName names a JSON kind for messages.
@@ -297,7 +334,7 @@ func kindName(k jsontext.Kind) string {
 // tool where a manifest author needs to know the rule, not just the
 // symptom.
 func explainViolation(v Violation) string {
-	for _, field := range []string{"/inputSchema", "/outputSchema"} {
+	for _, field := range []string{"/inputSchema", "/outputSchema", "/schema"} {
 		switch {
 		case v.Pointer == field && v.Keyword == "required", v.Pointer == field+"/type":
 			return v.Message + `: the schema's root must have "type": "object"`

@@ -17,7 +17,8 @@ type Severity int
 const (
 	// Warning: served, but the author should know.
 	Warning Severity = iota
-	// Error: the file (when Tool is empty) or the tool is not served.
+	// Error: the file (when the problem is about no tool, resource or
+	// prompt) or the item it is about is not served.
 	Error
 )
 
@@ -35,8 +36,10 @@ func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil
 // Problem is one finding about a manifest file.
 type Problem struct {
 	File     string   `json:"file"`
-	Path     string   `json:"path,omitempty"` // JSON path inside the file, e.g. tools[2].inputSchema.type
-	Tool     string   `json:"tool,omitempty"` // the manifest's tool name, when the problem is about one tool
+	Path     string   `json:"path,omitempty"`     // JSON path inside the file, e.g. tools[2].inputSchema.type
+	Tool     string   `json:"tool,omitempty"`     // the manifest's tool name, when the problem is about one tool
+	Resource string   `json:"resource,omitempty"` // the URI or URI template, when it is about a resource or template
+	Prompt   string   `json:"prompt,omitempty"`   // the manifest's prompt name, when it is about one prompt
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
 }

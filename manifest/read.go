@@ -68,13 +68,54 @@ func readOpened(path string) ([]byte, error) {
 
 // checkRegular refuses anything but a regular file of at most MaxFileSize bytes.
 func checkRegular(path string, fi fs.FileInfo) error {
-	if !fi.Mode().IsRegular() {
-		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(fi.Mode()))}
+	if err := checkType(path, fi); err != nil {
+		return err
 	}
 	if fi.Size() > MaxFileSize {
 		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("file is %d bytes, more than the %d allowed", fi.Size(), MaxFileSize)}
 	}
 	return nil
+}
+
+// checkType refuses anything but a regular file.
+func checkType(path string, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(fi.Mode()))}
+	}
+	return nil
+}
+
+// ReadTail returns the last limit bytes of the regular file at path (all
+// of it when it is shorter) and the file's size, for a file resource: a
+// log grows at its end. Like ReadData it never blocks on, or reads
+// without end from, something that is not a regular file, and refuses
+// one (its error wraps ErrNotRegular); a file that grows while it is read
+// gives at most limit bytes all the same.
+func ReadTail(path string, limit int64) (data []byte, size int64, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkType(path, fi); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.OpenFile(path, openFlags, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, 0, err
+	}
+	if err := checkType(path, fi); err != nil {
+		return nil, 0, err
+	}
+	size = fi.Size()
+	buf := bytes.NewBuffer(make([]byte, 0, min(limit, size)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.NewSectionReader(f, max(0, size-limit), limit)); err != nil {
+		return nil, 0, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return buf.Bytes(), size, nil
 }
 
 // fileKind names what a non-regular file is, for messages.

@@ -121,3 +121,20 @@ func TestAnEndlessDeviceIsNotRead(t *testing.T) {
 		t.Errorf("allocated %d bytes refusing /dev/zero", n)
 	}
 }
+
+// A file resource is read like a manifest: a named pipe or an endless
+// device behind its path is refused at once, never waited on or read.
+func TestReadTailRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.log")
+	mkfifo(t, fifo)
+	zero := filepath.Join(dir, "zero.log")
+	symlink(t, "/dev/zero", zero)
+	for _, path := range []string{fifo, zero} {
+		var err error
+		within(t, func() { _, _, err = ReadTail(path, 10) })
+		if !errors.Is(err, ErrNotRegular) {
+			t.Errorf("ReadTail(%s) = %v, want ErrNotRegular", filepath.Base(path), err)
+		}
+	}
+}

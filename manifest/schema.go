@@ -23,10 +23,15 @@ var SchemaJSON []byte
 
 const metaSchemaURL = "https://github.com/tairseach/tairseach-mcp/manifest/manifest.schema.json"
 
-// manifestSchemas compiles the embedded format once per process: the
-// whole file, and one tool, which Parse checks on its own so that a
-// problem in one tool keeps only that tool from being served.
-var manifestSchemas = sync.OnceValues(func() (file, tool *Schema) {
+// format is the embedded manifest format, compiled: the whole file, and
+// each kind of element of its arrays, which Parse checks one by one so
+// that a problem in one element keeps only it from being served.
+type format struct {
+	file, tool, resource, template, prompt *Schema
+}
+
+// manifestSchemas compiles the embedded format once per process.
+var manifestSchemas = sync.OnceValue(func() format {
 	compile := func(url string) *Schema {
 		s, err := newSchema(func(c *jsonschema.Compiler) (*jsonschema.Schema, error) {
 			if err := c.AddResource(metaSchemaURL, bytes.NewReader(SchemaJSON)); err != nil {
@@ -39,7 +44,11 @@ var manifestSchemas = sync.OnceValues(func() (file, tool *Schema) {
 		}
 		return s
 	}
-	return compile(metaSchemaURL), compile(metaSchemaURL + "#/$defs/tool")
+	def := func(name string) *Schema { return compile(metaSchemaURL + "#/$defs/" + name) }
+	return format{
+		file: compile(metaSchemaURL), tool: def("tool"),
+		resource: def("resource"), template: def("resourceTemplate"), prompt: def("prompt"),
+	}
 })
 
 // newCompiler returns a draft 2020-12 compiler that never loads anything:

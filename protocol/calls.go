@@ -18,8 +18,8 @@ type call struct {
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // by the client: no response is written
 
-	toolsChanged bool        // a listen stream that announces tool list changes; guarded by ss.mu
-	notifyQueued atomic.Bool // a notification about it is queued and not yet written
+	lists       listKind              // the lists whose changes a listen stream announces; guarded by ss.mu
+	listsQueued [numLists]atomic.Bool // a list_changed of each list is queued on it and not yet written
 }
 
 type callKey struct{}

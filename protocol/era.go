@@ -141,13 +141,15 @@ func (ss *session) legacyVersion() string {
 }
 
 // listTTL is the ttlMs of modern list results: how long a client may
-// cache them (changes are announced on subscriptions/listen streams).
+// cache them (changes are announced on subscriptions/listen streams). A
+// resource read's is 0: the bridge cannot know how long a backend's data
+// stays true.
 const listTTL = 60000
 
 // resultTail holds what a modern (2026-07-28) result carries beside its
 // own fields; dispatch fills it, and it stays empty in the legacy era.
 type resultTail struct {
-	TTLMs      int         `json:"ttlMs,omitzero"`
+	TTLMs      *int        `json:"ttlMs,omitzero"` // 0 is sent: stale at once
 	CacheScope string      `json:"cacheScope,omitzero"`
 	ResultType string      `json:"resultType,omitzero"`
 	Meta       *resultMeta `json:"_meta,omitzero"`
@@ -167,7 +169,11 @@ func (ss *session) finishModern(t *resultTail, rq *request, flags methodFlags) {
 		return
 	}
 	if flags&cacheable != 0 {
-		t.TTLMs, t.CacheScope = listTTL, "private"
+		ttl := listTTL
+		if flags&stale != 0 {
+			ttl = 0
+		}
+		t.TTLMs, t.CacheScope = &ttl, "private"
 	}
 	if t.ResultType == "" {
 		t.ResultType = "complete"
@@ -187,10 +193,10 @@ type discoverResult struct {
 	resultTail
 }
 
-func (ss *session) discover(context.Context, *request, *noParams) (*discoverResult, error) {
+func (ss *session) discover(_ context.Context, rq *request, _ *noParams) (*discoverResult, error) {
 	return &discoverResult{
 		SupportedVersions: supportedVersions(),
-		Capabilities:      ss.capabilities(),
+		Capabilities:      ss.capabilities(rq.shape()),
 		Instructions:      ss.srv.Instructions,
 	}, nil
 }

@@ -28,11 +28,17 @@ func FuzzServe(f *testing.F) {
 		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
 		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}\r\n{\"id\":\"\xff\",\"result\":1}",
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://items/a%2"}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"resources/templates/list","params":{"cursor":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"embed","arguments":{"id":"\u0000"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"name","value":"x"},"context":{"arguments":{}}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		srv := newTestServer(&fakeTools{set: testTools()}) // every tool echoes
+		c := newFakeContent()
+		c.blocking = false // nothing waits for a cancellation that never comes
+		srv.Resources, srv.Prompts, srv.Completions = c, c, c
 		srv.MaxMessageSize = 4096
 		var out bytes.Buffer
 		done := make(chan error, 1)

@@ -5,7 +5,8 @@
 // request goroutines, one writer, with cancellation, progress, logging and
 // list-changed notifications. It knows nothing of sockets, manifests or
 // files: it reads an io.Reader, writes an io.Writer and asks a ToolProvider
-// for tools.
+// for tools (and, when it has them, a ResourceProvider, a PromptProvider
+// and a CompletionProvider for the rest).
 package protocol
 
 import (

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"fmt"
+	"math/bits"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -13,11 +14,76 @@ type listenParams struct {
 }
 
 // subscriptionFilter is the notifications member of subscriptions/listen
-// and of its acknowledgement.
+// and of its acknowledgement. Resource subscriptions (resourceSubscriptions)
+// are not served: the bridge cannot know when a backend's data changes.
 type subscriptionFilter struct {
-	// The others (prompts, resources) are ignored: the bridge never
-	// sends them.
-	ToolsListChanged bool `json:"toolsListChanged,omitzero"`
+	ToolsListChanged     bool `json:"toolsListChanged,omitzero"`
+	PromptsListChanged   bool `json:"promptsListChanged,omitzero"`
+	ResourcesListChanged bool `json:"resourcesListChanged,omitzero"`
+}
+
+// listKind is a set of lists whose changes are announced.
+type listKind uint8
+
+const (
+	toolsList listKind = 1 << iota
+	promptsList
+	resourcesList
+	numLists = iota
+)
+
+// index returns the place of one list in arrays of per-list state.
+func (k listKind) index() int { return bits.TrailingZeros8(uint8(k)) }
+
+// listChangedMethods name the notification that announces each list's changes.
+var listChangedMethods = map[listKind]string{
+	toolsList:     "notifications/tools/list_changed",
+	promptsList:   "notifications/prompts/list_changed",
+	resourcesList: "notifications/resources/list_changed",
+}
+
+// kinds returns the lists the filter asks about.
+func (f subscriptionFilter) kinds() listKind {
+	var k listKind
+	if f.ToolsListChanged {
+		k |= toolsList
+	}
+	if f.PromptsListChanged {
+		k |= promptsList
+	}
+	if f.ResourcesListChanged {
+		k |= resourcesList
+	}
+	return k
+}
+
+func filterOf(k listKind) subscriptionFilter {
+	return subscriptionFilter{ToolsListChanged: k&toolsList != 0, PromptsListChanged: k&promptsList != 0, ResourcesListChanged: k&resourcesList != 0}
+}
+
+// announces reports whether the server declares that it announces
+// changes of the list k.
+func (s *Server) announces(k listKind) bool {
+	switch k {
+	case toolsList:
+		return s.ListChanged
+	case promptsList:
+		return s.PromptsListChanged && s.Prompts != nil
+	case resourcesList:
+		return s.ResourcesListChanged && s.Resources != nil
+	}
+	return false
+}
+
+// announced returns the lists of k whose changes the server announces.
+func (s *Server) announced(k listKind) listKind {
+	var out listKind
+	for _, one := range []listKind{toolsList, promptsList, resourcesList} {
+		if k&one != 0 && s.announces(one) {
+			out |= one
+		}
+	}
+	return out
 }
 
 // subscriptionMeta is the _meta of a stream's notifications.
@@ -46,9 +112,9 @@ func (ss *session) listen(ctx context.Context, rq *request, p *listenParams) (*e
 	// Acknowledged and registered at once: a change is announced on the
 	// stream after its acknowledgement, never before.
 	ss.mu.Lock()
-	c.toolsChanged = p.Notifications.ToolsListChanged && ss.srv.ListChanged
+	c.lists = ss.srv.announced(p.Notifications.kinds())
 	ss.sendAlways(rq.out, encodeNotification("notifications/subscriptions/acknowledged", &ackParams{
-		Notifications: subscriptionFilter{ToolsListChanged: c.toolsChanged},
+		Notifications: filterOf(c.lists),
 		Meta:          subscriptionMeta{rq.id},
 	}), nil)
 	ss.mu.Unlock()
@@ -56,21 +122,19 @@ func (ss *session) listen(ctx context.Context, rq *request, p *listenParams) (*e
 	return &emptyResult{resultTail{Meta: &resultMeta{SubscriptionID: rq.id}}}, nil
 }
 
-// notifyToolsChanged tells this session's client that the tool list
+// notifyListChanged tells this session's client that the list k
 // changed: as a legacy notification when it initialized, and on each
-// subscriptions/listen stream that asked for it.
-func (ss *session) notifyToolsChanged() {
-	if !ss.srv.ListChanged {
-		return
-	}
+// subscriptions/listen stream that asked for it. The server announces k.
+func (ss *session) notifyListChanged(k listKind) {
+	method := listChangedMethods[k]
 	if ss.version.Load() != nil {
-		ss.sendAlways(ss.out, encodeNotification("notifications/tools/list_changed", nil), &ss.toolsChangedQueued)
+		ss.sendAlways(ss.out, encodeNotification(method, nil), &ss.listsQueued[k.index()])
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, c := range ss.inflight {
-		if c.toolsChanged {
-			ss.sendAlways(c.rq.out, encodeNotification("notifications/tools/list_changed", &listChangedParams{Meta: subscriptionMeta{c.rq.id}}), &c.notifyQueued)
+		if c.lists&k != 0 {
+			ss.sendAlways(c.rq.out, encodeNotification(method, &listChangedParams{Meta: subscriptionMeta{c.rq.id}}), &c.listsQueued[k.index()])
 		}
 	}
 }

@@ -2,9 +2,6 @@ package protocol
 
 import (
 	"context"
-	"hash/fnv"
-	"slices"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -60,25 +57,29 @@ func (t Tool) shaped(s shape) Tool {
 	return t
 }
 
+// encode returns the tool's JSON for shape s. A schema that is not JSON
+// (the manifest loader refuses them first) must not corrupt the list: the
+// tool is then listed as accepting any object.
+func (t Tool) encode(s shape) jsontext.Value {
+	b, err := json.Marshal(t.shaped(s), encodeOpts)
+	if err != nil {
+		t.InputSchema, t.OutputSchema = anyObject, nil
+		b, _ = json.Marshal(t.shaped(s), encodeOpts)
+	}
+	return b
+}
+
 // ToolSet is an immutable list of tools, in the order clients see them.
 // It keeps each tool's JSON per protocol shape once it has been asked
 // for, so one ToolSet should be built per change of the tool table and
 // shared. It is safe for concurrent use.
-type ToolSet struct {
-	tools []Tool
-	enc   [numShapes]struct {
-		once  sync.Once
-		tools []jsontext.Value
-	}
-	genOnce sync.Once
-	gen     uint64
-}
+type ToolSet struct{ catalogue[Tool] }
 
 // NewToolSet returns a ToolSet holding tools in the given order. Tools
 // must have unique names; a later duplicate is dropped. A tool without an
 // input schema gets one that accepts any object.
 func NewToolSet(tools []Tool) *ToolSet {
-	ts := &ToolSet{tools: make([]Tool, 0, len(tools))}
+	kept := make([]Tool, 0, len(tools))
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		if seen[t.Name] {
@@ -88,60 +89,23 @@ func NewToolSet(tools []Tool) *ToolSet {
 		if len(t.InputSchema) == 0 {
 			t.InputSchema = anyObject
 		}
-		ts.tools = append(ts.tools, t)
+		kept = append(kept, t)
 	}
-	return ts
+	return &ToolSet{catalogue[Tool]{items: kept}}
 }
 
 // Len returns the number of tools.
-func (ts *ToolSet) Len() int { return len(ts.tools) }
+func (ts *ToolSet) Len() int { return len(ts.items) }
 
 // Tools returns the tools; the caller must not modify the slice.
-func (ts *ToolSet) Tools() []Tool { return ts.tools }
-
-// encoded returns each tool's JSON for shape s, encoding once per set.
-func (ts *ToolSet) encoded(s shape) []jsontext.Value {
-	e := &ts.enc[s]
-	e.once.Do(func() {
-		e.tools = make([]jsontext.Value, len(ts.tools))
-		for i, t := range ts.tools {
-			b, err := json.Marshal(t.shaped(s), encodeOpts)
-			if err != nil {
-				// A schema that is not JSON (the manifest loader refuses
-				// them first) must not corrupt the list: the tool is
-				// listed as accepting any object.
-				t.InputSchema, t.OutputSchema = anyObject, nil
-				b, _ = json.Marshal(t.shaped(s), encodeOpts)
-			}
-			e.tools[i] = b
-		}
-	})
-	return e.tools
-}
-
-// generation identifies what clients see of the set, for pagination
-// cursors: equal sets have the same generation, so a reload that changes
-// nothing keeps cursors valid.
-func (ts *ToolSet) generation() uint64 {
-	ts.genOnce.Do(func() {
-		h := fnv.New64a()
-		for _, t := range ts.encoded(shapeStructured) {
-			h.Write(t)
-			h.Write([]byte{'\n'})
-		}
-		ts.gen = h.Sum64()
-	})
-	return ts.gen
-}
+func (ts *ToolSet) Tools() []Tool { return ts.items }
 
 // Equal reports whether two sets look the same to clients of any version.
 func (ts *ToolSet) Equal(other *ToolSet) bool {
 	if ts == nil || other == nil {
 		return ts == other
 	}
-	return len(ts.tools) == len(other.tools) &&
-		slices.EqualFunc(ts.encoded(shapeStructured), other.encoded(shapeStructured),
-			func(a, b jsontext.Value) bool { return string(a) == string(b) })
+	return ts.equal(&other.catalogue)
 }
 
 // Content is one content block of a tool result. Only text blocks are produced.
@@ -239,19 +203,38 @@ type ToolProvider interface {
 }
 
 // serverCapabilities declares what the server answers, in every era.
-// Prompts and resources are declared because their list methods are
-// answered (with empty lists).
+// Prompts and resources are declared whether or not the server has any:
+// their list methods are always answered (empty without a provider).
 type serverCapabilities struct {
-	Logging   struct{}        `json:"logging"`
-	Prompts   struct{}        `json:"prompts"`
-	Resources struct{}        `json:"resources"`
-	Tools     toolsCapability `json:"tools"`
+	Completions *struct{}      `json:"completions,omitzero"` // from 2025-03-26
+	Logging     struct{}       `json:"logging"`
+	Prompts     listCapability `json:"prompts"`
+	Resources   listCapability `json:"resources"`
+	Tools       listCapability `json:"tools"`
 }
 
-type toolsCapability struct {
+// listCapability declares a list whose changes the server announces.
+// Resources' subscribe is never declared: the bridge cannot know when a
+// backend's data changes.
+type listCapability struct {
 	ListChanged bool `json:"listChanged,omitzero"`
 }
 
-func (ss *session) capabilities() serverCapabilities {
-	return serverCapabilities{Tools: toolsCapability{ListChanged: ss.srv.ListChanged}}
+// capabilities returns what the server declares to a client of shape s.
+// Completions are declared only when some argument can be completed,
+// which may wait for the manifests' first load.
+func (ss *session) capabilities(s shape) serverCapabilities {
+	srv := ss.srv
+	c := serverCapabilities{
+		Prompts:   listCapability{ListChanged: srv.PromptsListChanged && srv.Prompts != nil},
+		Resources: listCapability{ListChanged: srv.ResourcesListChanged && srv.Resources != nil},
+		Tools:     listCapability{ListChanged: srv.ListChanged},
+	}
+	// Declared whenever the server can answer completion/complete, with no
+	// values when no manifest declares a completion: deciding on the
+	// manifests would make initialize wait for their first load.
+	if s >= shapeAnnotations && srv.Completions != nil {
+		c.Completions = &struct{}{}
+	}
+	return c
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -14,11 +15,12 @@ type methodFlags uint8
 
 const (
 	notification methodFlags = 1 << iota // a notification: never answered
-	concurrent                           // a tool call: runs on a goroutine of its own, within MaxInFlight
+	concurrent                           // may wait on the backend: runs on a goroutine of its own, within MaxInFlight
 	stream                               // a long-lived stream: a goroutine of its own, within maxListens
 	legacyOnly                           // not part of the modern protocol
 	modernOnly                           // only in the modern protocol: needs its _meta
 	cacheable                            // a modern result carries ttlMs and cacheScope
+	stale                                // with cacheable: ttlMs is 0, the result may change at any time
 )
 
 // methodInfo is one row of the method table: how to decode the method's
@@ -89,11 +91,12 @@ var methods = map[string]methodInfo{
 	"subscriptions/listen":      row(modernOnly|stream, (*session).listen),
 	"tools/list":                row(cacheable, (*session).listTools),
 	"tools/call":                row(concurrent, (*session).callTool),
-	"prompts/list":              row(cacheable, emptyList[promptsList]),
-	"prompts/get":               row(0, (*session).getPrompt),
-	"resources/list":            row(cacheable, emptyList[resourcesList]),
-	"resources/templates/list":  row(cacheable, emptyList[templatesList]),
-	"resources/read":            row(0, (*session).readResource),
+	"prompts/list":              row(cacheable, (*session).listPrompts),
+	"prompts/get":               row(concurrent, (*session).getPrompt),
+	"resources/list":            row(cacheable, (*session).listResources),
+	"resources/templates/list":  row(cacheable, (*session).listTemplates),
+	"resources/read":            row(concurrent|cacheable|stale, (*session).readResource),
+	"completion/complete":       row(concurrent, (*session).complete),
 	"notifications/initialized": row(notification, (*session).initialized),
 	"notifications/cancelled":   row(notification, (*session).cancelled),
 }
@@ -157,7 +160,7 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) M
 		ss.finishModern(res.tail(), rq, info.flags)
 		var b []byte
 		switch r := res.(type) {
-		case *listToolsResult:
+		case splicedList:
 			b, err = encodeList(rq.id, r)
 		case *callToolResult:
 			if r.input != nil {
@@ -169,6 +172,11 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) M
 			if m, err = encodeCallResult(rq.id, r); err == nil {
 				return m
 			}
+		case *readResourceResult:
+			var m Message
+			if m, err = encodeReadResult(rq.id, r); err == nil {
+				return m
+			}
 		default:
 			b, err = encodeResult(rq.id, res)
 		}
@@ -178,10 +186,13 @@ func (ss *session) encode(rq *request, info methodInfo, res result, err error) M
 		err = fmt.Errorf("encoding the result: %w", err)
 	}
 	we := WireError(err)
+	var coded *Error
 	switch {
 	case err == ErrInternal:
 		// A handler's panic, logged where it was recovered.
-	case we.Code == CodeInternalError:
+	case we.Code == CodeInternalError && !errors.As(err, &coded):
+		// An error nobody gave a code; one that has one (a backend's
+		// trouble reading a resource) was logged where it was made.
 		ss.log.Error().Err(err).Str("method", rq.method).Msg("request failed")
 	default:
 		ss.log.Debug().Err(err).Str("method", rq.method).Msg("request refused")
@@ -234,6 +245,12 @@ func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams
 		return nil, &Error{Code: CodeMethodNotFound, Data: data,
 			Message: "initialize is not part of protocol " + ModernVersion + ", which this client already uses here; send requests with _meta instead"}
 	}
+	if v := ss.version.Load(); v != nil {
+		// A session is negotiated once: switching a running session to
+		// another version would change what its calls get (batches,
+		// structured content) under it.
+		return nil, fmt.Errorf("%w: this session is already initialized, in protocol %s, which it keeps; start a new session for another", ErrInvalidRequest, *v)
+	}
 	requested := *p.ProtocolVersion
 	v := requested
 	if !IsLegacyVersion(v) {
@@ -248,7 +265,7 @@ func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams
 	ev.Msg("initialize")
 	return &initializeResult{
 		ProtocolVersion: v,
-		Capabilities:    ss.capabilities(),
+		Capabilities:    ss.capabilities(shapeOf(v)),
 		ServerInfo:      ss.srv.Info.shaped(shapeOf(v)),
 		Instructions:    ss.srv.Instructions,
 	}, nil
@@ -273,50 +290,6 @@ func (ss *session) setLevel(_ context.Context, _ *request, p *setLevelParams) (*
 	}
 	ss.logLevel.Store(int32(l))
 	return &emptyResult{}, nil
-}
-
-// The prompts and resources methods are answered, empty, for clients that
-// expect them (the Rust bridge's clients use them).
-type (
-	promptsList struct {
-		Prompts []struct{} `json:"prompts"`
-		resultTail
-	}
-	resourcesList struct {
-		Resources []struct{} `json:"resources"`
-		resultTail
-	}
-	templatesList struct {
-		ResourceTemplates []struct{} `json:"resourceTemplates"`
-		resultTail
-	}
-)
-
-func emptyList[R any](*session, context.Context, *request, *noParams) (*R, error) {
-	return new(R), nil
-}
-
-type nameParams struct {
-	metaParams
-	Name string `json:"name"`
-}
-
-func (ss *session) getPrompt(_ context.Context, _ *request, p *nameParams) (*emptyResult, error) {
-	return nil, fmt.Errorf("%w: unknown prompt %q: this server offers no prompts", ErrInvalidParams, p.Name)
-}
-
-type readParams struct {
-	metaParams
-	URI string `json:"uri"`
-}
-
-func (ss *session) readResource(_ context.Context, rq *request, p *readParams) (*emptyResult, error) {
-	data, _ := json.Marshal(map[string]string{"uri": p.URI}, encodeOpts)
-	code := int64(CodeResourceNotFound)
-	if rq.modern {
-		code = CodeInvalidParams // 2026-07-28 retired -32002
-	}
-	return nil, &Error{Code: code, Message: "resource not found: this server offers no resources", Data: data}
 }
 
 func (ss *session) initialized(context.Context, *request, *noParams) (*emptyResult, error) {

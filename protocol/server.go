@@ -31,17 +31,34 @@ type Server struct {
 	Instructions string
 	// Tools is the tool table. Required.
 	Tools ToolProvider
+	// Resources, Prompts and Completions serve resources and resource
+	// templates, prompts, and completion/complete; each is optional.
+	// Without Resources or Prompts their lists are empty; without
+	// Completions, completion/complete is an unknown method.
+	Resources   ResourceProvider
+	Prompts     PromptProvider
+	Completions CompletionProvider
 	// Logger receives the server's own logs; nil means none.
 	Logger *zerolog.Logger
 	// ListChanged declares tools.listChanged; call NotifyToolsChanged
 	// when the list changes.
 	ListChanged bool
+	// ResourcesListChanged and PromptsListChanged declare
+	// resources.listChanged and prompts.listChanged (with a provider);
+	// call NotifyResourcesChanged and NotifyPromptsChanged when the
+	// resources (or templates) and the prompts change.
+	ResourcesListChanged bool
+	PromptsListChanged   bool
 
 	// MaxMessageSize bounds one incoming message in bytes, not counting
 	// its line ending (default 32 MiB). A longer request is answered with
 	// an error when its first bytes show its id, or its last bytes end with
 	// it as the last member, and skipped.
 	MaxMessageSize int
+	// MaxMessageSizeHint completes the error answering a longer message
+	// with how to raise the limit, such as "raise --max-message-size to
+	// accept it"; "" adds nothing.
+	MaxMessageSizeHint string
 	// MaxInFlight bounds the tool calls running at once in a session
 	// (default 256). Past it, as many again wait their turn without
 	// holding up other requests; past that the reader waits, which pushes
@@ -73,8 +90,9 @@ type Server struct {
 	// ProgressInterval is the heartbeat period of notifications/progress
 	// for calls that carry a progress token (default 5 s; negative: off).
 	ProgressInterval time.Duration
-	// PageSize is the number of tools per tools/list page. 0 means one
-	// page, unless the list is longer than DefaultPageSize tools: then
+	// PageSize is the number of items per page of tools/list,
+	// resources/list, resources/templates/list and prompts/list. 0 means
+	// one page, unless the list is longer than DefaultPageSize items: then
 	// pages of DefaultPageSize, so no single message grows without bound.
 	PageSize int
 
@@ -116,9 +134,22 @@ func orDefault[T int | time.Duration](v, def T) T {
 
 // NotifyToolsChanged tells every connected client that wants to know that
 // the tool list changed.
-func (s *Server) NotifyToolsChanged() {
+func (s *Server) NotifyToolsChanged() { s.notifyListChanged(toolsList) }
+
+// NotifyResourcesChanged tells every connected client that wants to know
+// that the resources or the resource templates changed.
+func (s *Server) NotifyResourcesChanged() { s.notifyListChanged(resourcesList) }
+
+// NotifyPromptsChanged tells every connected client that wants to know
+// that the prompts changed.
+func (s *Server) NotifyPromptsChanged() { s.notifyListChanged(promptsList) }
+
+func (s *Server) notifyListChanged(k listKind) {
+	if !s.announces(k) {
+		return
+	}
 	for _, ss := range s.liveSessions() {
-		ss.notifyToolsChanged()
+		ss.notifyListChanged(k)
 	}
 }
 

@@ -199,6 +199,7 @@ func TestOverlongMessages(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newTestServer(nil)
 				srv.MaxMessageSize = max
+				srv.MaxMessageSizeHint = "raise --max-message-size to accept it"
 				s := startSession(t, t.Context(), srv, Version20251125)
 				s.expect(tt.line, tt.want...)
 				s.expect(ping, pong) // the session goes on
@@ -699,4 +700,25 @@ func TestHeartbeatsForAClientThatDoesNotReadAreBounded(t *testing.T) {
 			t.Errorf("%d results, want %d; Serve: %v", results, calls, err)
 		}
 	})
+}
+
+// Each session negotiates once: a version the bridge speaks is echoed,
+// any other (a modern one included, which initialize cannot carry) gets
+// the newest legacy version.
+func TestInitializeNegotiatesAVersion(t *testing.T) {
+	for requested, want := range map[string]string{
+		Version20241105: Version20241105, Version20250326: Version20250326, Version20250618: Version20250618,
+		Version20251125: Version20251125, Version20260728: LatestLegacyVersion, "2099-01-01": LatestLegacyVersion, "1.0": LatestLegacyVersion,
+	} {
+		t.Run(requested, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := startSession(t, t.Context(), newTestServer(nil), LatestLegacyVersion)
+				got := s.exchange(initLine(1, requested))
+				if len(got) != 1 || !strings.Contains(got[0], `"protocolVersion":"`+want+`"`) {
+					t.Errorf("initialize %s: %q, want %s", requested, got, want)
+				}
+				s.close()
+			})
+		})
+	}
 }

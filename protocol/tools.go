@@ -1,9 +1,7 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -25,82 +23,19 @@ type listToolsResult struct {
 	resultTail
 }
 
-// listTools answers tools/list, a page at a time when PageSize is set,
-// from the tool set's encodings for the request's shape. Cursors are
-// opaque to clients: base64 of the tool set's generation and the offset
-// of the next tool. A cursor from another tool list is refused rather
-// than read as an offset into the new one, which would skip or repeat
-// tools.
-func (ss *session) listTools(_ context.Context, rq *request, p *listParams) (*listToolsResult, error) {
-	ts := ss.srv.Tools.Tools()
-	enc := ts.encoded(rq.shape())
-	start := 0
-	if p.Cursor != nil {
-		gen, n, err := decodeCursor(*p.Cursor)
-		if err != nil || n > len(enc) {
-			return nil, fmt.Errorf("%w: tools/list: invalid cursor %q", ErrInvalidParams, *p.Cursor)
-		}
-		if gen != ts.generation() {
-			return nil, fmt.Errorf("%w: tools/list: the tool list changed since this cursor was issued; list again from the start", ErrInvalidParams)
-		}
-		start = n
-	}
-	end := len(enc)
-	ps := ss.srv.PageSize
-	if ps == 0 && len(enc) > DefaultPageSize {
-		ps = DefaultPageSize
-	}
-	if ps > 0 && end-start > ps {
-		end = start + ps
-	}
-	res := &listToolsResult{Tools: enc[start:end]}
-	if end < len(enc) {
-		res.NextCursor = encodeCursor(ts.generation(), end)
-	}
-	return res, nil
+func (r *listToolsResult) takeItems() (string, []jsontext.Value) {
+	items := r.Tools
+	r.Tools = nil
+	return "tools", items
 }
 
-// encodeList encodes a tools/list response. Its tools are the tool set's
-// encodings, made by the same encoder: they are spliced into the
-// response as they are, since encoding them again (the encoder checks a
-// raw value byte by byte) would be most of the cost of a long list.
-func encodeList(id jsontext.Value, res *listToolsResult) ([]byte, error) {
-	tools := res.Tools
-	res.Tools = nil // encoded as []
-	b, err := encodeResult(id, res)
+// listTools answers tools/list, a page at a time (see page).
+func (ss *session) listTools(_ context.Context, rq *request, p *listParams) (*listToolsResult, error) {
+	items, next, err := page(ss, rq, &ss.srv.Tools.Tools().catalogue, p.Cursor, "tool list")
 	if err != nil {
 		return nil, err
 	}
-	// The first match is the member: quotes in an id are escaped.
-	at := bytes.Index(b, []byte(`"tools":[]`)) + len(`"tools":[`)
-	n := len(b)
-	for _, t := range tools {
-		n += len(t) + 1
-	}
-	out := append(make([]byte, 0, n), b[:at]...)
-	for i, t := range tools {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, t...)
-	}
-	return append(out, b[at:]...), nil
-}
-
-func encodeCursor(generation uint64, offset int) string {
-	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "g%do%d", generation, offset))
-}
-
-// decodeCursor reads a cursor encodeCursor made; anything else is an error.
-func decodeCursor(c string) (generation uint64, offset int, err error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		_, err = fmt.Sscanf(string(b), "g%do%d", &generation, &offset)
-	}
-	if err != nil || offset < 0 || encodeCursor(generation, offset) != c {
-		return 0, 0, errors.New("malformed cursor")
-	}
-	return generation, offset, nil
+	return &listToolsResult{Tools: items, NextCursor: next}, nil
 }
 
 type callParams struct {

@@ -36,6 +36,7 @@ type transcriptConfig struct {
 	PageSize      int
 	Tools         int // this many generated tools instead of testTools
 	MaxHeldBytes  int
+	Content       bool // serve fakeContent's resources, prompts and completions
 }
 
 func TestTranscripts(t *testing.T) {
@@ -104,6 +105,11 @@ func runTranscript(t *testing.T, cfg transcriptConfig, client []string) []string
 	srv.ListChanged = !cfg.NoListChanged
 	srv.PageSize = cfg.PageSize
 	srv.MaxHeldBytes = cfg.MaxHeldBytes
+	if cfg.Content {
+		c := newFakeContent()
+		srv.Resources, srv.Prompts, srv.Completions = c, c, c
+		srv.ResourcesListChanged, srv.PromptsListChanged = srv.ListChanged, srv.ListChanged
+	}
 	version := cfg.Version
 	if version == "" {
 		version = LatestLegacyVersion

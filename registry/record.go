@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -46,10 +47,7 @@ func (r *Registry) record(req *protocol.CallToolRequest, start time.Time, c call
 	if c.entry != nil {
 		ae.ManifestName, ae.Method, schema = c.entry.Tool.Name, c.entry.Method, c.entry.Tool.InputSchema
 	}
-	var rpcErr *socketclient.RPCError
-	if errors.As(c.backendErr, &rpcErr) {
-		ae.Code = &rpcErr.Code
-	}
+	ae.Code = backendCode(c.backendErr)
 	if r.opts.AuditValues {
 		ae.Args, ae.ArgsCut = audit.Values(schema, c.args)
 	}
@@ -84,4 +82,62 @@ func notServed(snap *Snapshot, name string) string {
 		}
 	}
 	return outcomeUnknownTool
+}
+
+// recordRead adds one entry to the audit log for a resources/read, as
+// record does for a call: the URI read, the backend method and the
+// template it went through, and a template's variables as its arguments.
+func (r *Registry) recordRead(req *protocol.ReadResourceRequest, start time.Time, did aRead) {
+	if r.opts.Audit == nil {
+		return
+	}
+	ae := &audit.Entry{
+		Time: audit.Timestamp(start), Transport: req.Transport, Session: req.SessionID,
+		Client: req.ClientName, ClientVersion: req.ClientVersion, ProtocolVersion: req.ProtocolVersion,
+		Kind: audit.KindResource, Name: req.URI, Method: did.method, Duration: audit.Millis(time.Since(start)),
+		Outcome: did.outcome, Code: backendCode(did.backendErr), BytesOut: did.bytesOut,
+	}
+	if t := did.template; t != nil {
+		vars, _ := json.Marshal(did.vars, json.Deterministic(true))
+		ae.ManifestName, ae.ArgKeys = t.Template.URITemplate, audit.Keys(vars)
+		if r.opts.AuditValues {
+			ae.Args, ae.ArgsCut = audit.Values(t.Template.Schema, vars)
+		}
+	}
+	r.opts.Audit.Record(ae)
+}
+
+// recordPrompt adds one entry to the audit log for a prompts/get, as
+// record does for a call; e is the prompt, nil when none was served.
+func (r *Registry) recordPrompt(req *protocol.GetPromptRequest, start time.Time, e *PromptEntry, did aRead) {
+	if r.opts.Audit == nil {
+		return
+	}
+	args, _ := json.Marshal(req.Arguments, json.Deterministic(true))
+	if req.Arguments == nil {
+		args = jsontext.Value("{}")
+	}
+	ae := &audit.Entry{
+		Time: audit.Timestamp(start), Transport: req.Transport, Session: req.SessionID,
+		Client: req.ClientName, ClientVersion: req.ClientVersion, ProtocolVersion: req.ProtocolVersion,
+		Kind: audit.KindPrompt, Name: req.Name, Duration: audit.Millis(time.Since(start)), Outcome: did.outcome,
+		Code: backendCode(did.backendErr), BytesIn: len(args), BytesOut: did.bytesOut, ArgKeys: audit.Keys(args),
+	}
+	if e != nil {
+		ae.ManifestName = e.Prompt.Name
+	}
+	if r.opts.AuditValues {
+		ae.Args, ae.ArgsCut = audit.Values(nil, args)
+	}
+	r.opts.Audit.Record(ae)
+}
+
+// backendCode is the code of a backend's JSON-RPC error, nil for any
+// other error.
+func backendCode(err error) *int64 {
+	var rpcErr *socketclient.RPCError
+	if errors.As(err, &rpcErr) {
+		return &rpcErr.Code
+	}
+	return nil
 }

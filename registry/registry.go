@@ -57,15 +57,19 @@ type Options struct {
 	// Limits bound the arguments and results checked against a schema
 	// (zero fields: manifest's defaults).
 	Limits manifest.Limits
+	// Hints complete messages to a model with how a person changes a
+	// setting they name; none by default.
+	Hints Hints
 	// Logger receives logs; nil means none.
 	Logger *zerolog.Logger
 	// Report, when set, also receives manifest problems, e.g. to forward
 	// them to clients as log messages. (Trouble during a call goes to the
 	// client that made it, through protocol.ClientLog.) It must not block.
 	Report func(level zerolog.Level, msg string)
-	// OnChange, when set, is called after a reload changed the tools a
-	// client sees, with the new snapshot. Calls are serialised.
-	OnChange func(*Snapshot)
+	// OnChange, when set, is called after a reload changed what a client
+	// sees, with the new snapshot and what changed. Calls are serialised,
+	// under the lock of reloads: it must not call Reload.
+	OnChange func(*Snapshot, Changes)
 	// Debounce is how long the watcher waits for events to stop before it
 	// reloads (default 100 ms).
 	Debounce time.Duration
@@ -75,18 +79,36 @@ type Options struct {
 	Audit       Recorder
 	AuditValues bool
 	// LoadInBackground makes New return at once and load the manifests
-	// in a goroutine; Tools and CallTool wait until the first load is
-	// done. A server uses it to answer initialize while it loads.
+	// in a goroutine; Tools, CallTool and the other providers' methods
+	// wait until the first load is done. A server uses it to read
+	// requests while it loads.
 	LoadInBackground bool
+}
+
+// Hints complete messages to a model about what only the person running
+// the bridge can change: a command line words them with its flags, so
+// that the model can pass them on. An empty hint is left out.
+type Hints struct {
+	// Limits maps each of the manifest.Limits, by the name a
+	// manifest.LimitError gives it ("depth", "number length", "size",
+	// "values"), to how it is raised, such as "set with --max-depth".
+	Limits map[string]string
+	// Backend says how to point the bridge at another backend, such as
+	// "fix --socket".
+	Backend string
 }
 
 // Registry is the live tool table. It is safe for concurrent use: calls
 // read the current snapshot, reloads publish a new one.
 type Registry struct {
-	opts   Options
-	log    zerolog.Logger
-	snap   atomic.Pointer[Snapshot]
-	reload sync.Mutex // serialises Reload; guards files
+	opts Options
+	log  zerolog.Logger
+	snap atomic.Pointer[Snapshot]
+	// reload serialises Reload and guards files. It is held while
+	// Report and OnChange run, which take the locks of whoever listens
+	// (a protocol.Server's, its sessions'): lock order reload, then
+	// those; they must never call Reload.
+	reload sync.Mutex
 	files  map[string]*fileState
 
 	decoder      *manifest.Decoder  // of arguments and results, within opts.Limits
@@ -94,6 +116,13 @@ type Registry struct {
 	largeChecks  chan struct{}      // a slot per processor for checks of large values
 	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
+}
+
+// Changes says which of the lists clients see a reload changed.
+type Changes struct {
+	Tools     bool
+	Resources bool // the resources or the resource templates
+	Prompts   bool
 }
 
 // fileState remembers one manifest file between reloads.
@@ -131,7 +160,7 @@ func New(opts Options) *Registry {
 	if r.opts.Debounce <= 0 {
 		r.opts.Debounce = 100 * time.Millisecond
 	}
-	r.snap.Store(&Snapshot{byName: map[string]*Entry{}, tools: protocol.NewToolSet(nil)})
+	r.snap.Store(build(opts.Prefix, opts.Filter, opts.Confirm, nil))
 	load := func() {
 		r.Reload()
 		close(r.loaded)
@@ -176,7 +205,8 @@ func (r *Registry) Reload() *Snapshot {
 	fresh := r.parse(scan)
 	ms, problems := r.merge(scan)
 	next, changed := r.publish(ms, problems, fresh)
-	r.log.Debug().Int("tools", next.tools.Len()).Int("files", len(scan.files)).Bool("changed", changed).
+	r.log.Debug().Int("tools", next.tools.Len()).Int("resources", len(next.Resources)+len(next.Templates)).Int("prompts", len(next.Prompts)).
+		Int("files", len(scan.files)).Bool("changed", changed).
 		Dur("dur", time.Since(start)).Msg("manifests loaded")
 	return next
 }
@@ -322,7 +352,7 @@ func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.P
 	// what a reader of the manifests expects: info.
 	for _, pr := range next.renames {
 		if !slices.Contains(old.renames, pr) {
-			r.log.Debug().Str("manifest", pr.File).Str("tool", pr.Tool).Msg(pr.Message)
+			about(r.log.Debug(), pr).Msg(pr.Message)
 		}
 	}
 	for _, u := range next.Unserved {
@@ -330,17 +360,25 @@ func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.P
 			r.log.Info().Str("manifest", u.File).Str("tool", u.Tool).Msg(u.Reason)
 		}
 	}
-	changed = !next.tools.Equal(old.tools)
-	if !changed {
-		// Keep the old set: clients' pagination cursors stay valid.
+	// An unchanged list keeps its old set: clients' pagination cursors
+	// stay valid.
+	var c Changes
+	if c.Tools = !next.tools.Equal(old.tools); !c.Tools {
 		next.tools = old.tools
 	}
+	if c.Resources = !next.resources.Equal(old.resources); !c.Resources {
+		next.resources = old.resources
+	}
+	if c.Prompts = !next.prompts.Equal(old.prompts); !c.Prompts {
+		next.prompts = old.prompts
+	}
+	changed = c != Changes{}
 	r.snap.Store(next)
 	r.logProblems(fresh)
 	select {
 	case <-r.loaded:
 		if changed && r.opts.OnChange != nil {
-			r.opts.OnChange(next)
+			r.opts.OnChange(next, c)
 		}
 	default:
 		// The first load: nobody has seen a list yet, so nothing changed for anyone.
@@ -356,9 +394,24 @@ func (r *Registry) logProblems(ps []manifest.Problem) {
 		if p.Severity == manifest.Error {
 			level = zerolog.ErrorLevel
 		}
-		r.log.WithLevel(level).Str("manifest", p.File).Str("path", p.Path).Str("tool", p.Tool).Msg(p.Message)
+		about(r.log.WithLevel(level), p).Str("path", p.Path).Msg(p.Message)
 		if r.opts.Report != nil {
 			r.opts.Report(level, p.String())
 		}
 	}
+}
+
+// about adds to a log event the file a problem is in and the item it is
+// about.
+func about(ev *zerolog.Event, p manifest.Problem) *zerolog.Event {
+	ev = ev.Str("manifest", p.File)
+	switch {
+	case p.Tool != "":
+		ev = ev.Str("tool", p.Tool)
+	case p.Resource != "":
+		ev = ev.Str("resource", p.Resource)
+	case p.Prompt != "":
+		ev = ev.Str("prompt", p.Prompt)
+	}
+	return ev
 }

@@ -57,7 +57,7 @@ func TestWatchSkipsANamedPipeCreatedLater(t *testing.T) {
 	changes := make(chan string, 100)
 	reports := make(chan string, 100)
 	r := newWithin(t, Options{Dirs: []string{dir}, Debounce: 20 * time.Millisecond,
-		OnChange: func(s *Snapshot) { changes <- names(s) },
+		OnChange: func(s *Snapshot, _ Changes) { changes <- names(s) },
 		Report:   func(_ zerolog.Level, msg string) { reports <- msg },
 	})
 	ctx, cancel := context.WithCancel(t.Context())

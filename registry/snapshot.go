@@ -8,22 +8,36 @@ import (
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
 
-// Snapshot is one immutable version of the tool table. It is safe for
-// concurrent use; nothing in it changes after it is published.
+// Snapshot is one immutable version of the tool table, with the
+// resources, resource templates and prompts. It is safe for concurrent
+// use; nothing in it changes after it is published.
 type Snapshot struct {
 	// Entries are the served tools in the order clients see them: by
 	// manifest folder, file path, then position in the file.
 	Entries []*Entry
+	// Resources, Templates and Prompts are the served resources, resource
+	// templates and prompts, in the same order.
+	Resources []*ResourceEntry
+	Templates []*TemplateEntry
+	Prompts   []*PromptEntry
 	// Problems are every problem of the manifests the snapshot was built
 	// from, including naming conflicts.
 	Problems []manifest.Problem
 	// Unserved are the tools of the manifests that clients do not see, and why.
 	Unserved []Unserved
+	// UnservedContent are the resources, templates and prompts of the
+	// manifests that clients do not see, and why.
+	UnservedContent []UnservedContent
 
-	byName  map[string]*Entry
-	tools   *protocol.ToolSet
-	naming  []manifest.Problem // name conflicts
-	renames []manifest.Problem // names the client-safe mapping changed
+	byName     map[string]*Entry
+	byURI      map[string]*ResourceEntry
+	byTemplate map[string]*TemplateEntry // by uriTemplate
+	byPrompt   map[string]*PromptEntry   // by client name
+	tools      *protocol.ToolSet
+	resources  *protocol.ResourceSet
+	prompts    *protocol.PromptSet
+	naming     []manifest.Problem // conflicts of names, URIs and embedded resources
+	renames    []manifest.Problem // names the client-safe mapping changed
 }
 
 // Entry is one served tool.
@@ -71,6 +85,12 @@ func (s *Snapshot) Lookup(name string) (*Entry, bool) {
 
 // Tools returns the tool set clients see.
 func (s *Snapshot) Tools() *protocol.ToolSet { return s.tools }
+
+// ResourceSet returns the resources and templates clients see.
+func (s *Snapshot) ResourceSet() *protocol.ResourceSet { return s.resources }
+
+// PromptSet returns the prompts clients see.
+func (s *Snapshot) PromptSet() *protocol.PromptSet { return s.prompts }
 
 // build assigns client names to the servable tools of ms (in order) and
 // returns the snapshot of those filter lets through. The first tool to
@@ -120,6 +140,7 @@ func build(prefix string, filter Filter, confirm Confirm, ms []*manifest.Manifes
 		}
 	}
 	s.tools = protocol.NewToolSet(tools)
+	s.buildContent(prefix, filter, ms)
 	return s
 }
 

@@ -24,7 +24,7 @@ func TestASymlinkedManifestFolderIsServedAndWatched(t *testing.T) {
 	}
 	changes := make(chan string, 100)
 	r := New(Options{Dirs: []string{link}, Debounce: 20 * time.Millisecond,
-		OnChange: func(s *Snapshot) { changes <- names(s) }})
+		OnChange: func(s *Snapshot, _ Changes) { changes <- names(s) }})
 	if got := names(r.Snapshot()); got != "one" {
 		t.Fatalf("tools = %q, want one", got)
 	}
@@ -91,7 +91,7 @@ func TestABusyFileDoesNotStarveReloads(t *testing.T) {
 	busy := filepath.Join(dir, "busy.json")
 	writeFile(t, busy, manifestJSON("busy", "busy"))
 	changes := make(chan string, 100)
-	r := New(Options{Dirs: []string{dir}, Debounce: 100 * time.Millisecond, OnChange: func(s *Snapshot) { changes <- names(s) }})
+	r := New(Options{Dirs: []string{dir}, Debounce: 100 * time.Millisecond, OnChange: func(s *Snapshot, _ Changes) { changes <- names(s) }})
 	ctx, cancel := context.WithCancel(t.Context())
 	watching, rewriting := make(chan struct{}), make(chan struct{})
 	go func() { defer close(watching); r.Watch(ctx) }() // ends when cancelled

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo.sh: build the bridge and the example backend, start the backend on a
 # temporary socket, run the bridge over the example manifests, pipe it a
-# short hand-written MCP session, and show the responses. Everything it
+# short hand-written MCP session (tools, a resource read, a prompt), and
+# show the responses. Everything it
 # starts is stopped, and everything it creates removed, when it exits.
 #
 #   scripts/demo.sh           show the session
@@ -52,6 +53,8 @@ session=(
 	'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"tairseach_files_list","arguments":{"path":"."}}}'
 	'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tairseach_secrets_read","arguments":{"name":"api-key"}}}'
 	'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":42}}}'
+	'{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"tairseach://system/status"}}'
+	'{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"tairseach_notes_summarize","arguments":{"topic":"groceries"}}}'
 )
 
 say "running: tairseach-mcp --socket $sock --manifests manifests-example"
@@ -68,6 +71,9 @@ gist() { # gist ID: the response's text, or its tool names for a list
 	*'"protocolVersion":'*)
 		printf 'protocol %s, server %s\n' "$(grep -o '"protocolVersion":"[^"]*"' <<<"$line" | cut -d'"' -f4)" \
 			"$(grep -o '"serverInfo":{"name":"[^"]*"' <<<"$line" | cut -d'"' -f6)" ;;
+	*'"contents":['* | *'"messages":['*)
+		# The text of a resource read, or of a prompt's last message.
+		sed -e 's/.*"text":"//' -e 's/"}]}}$//' -e 's/"}}]}}$//' <<<"$line" | sed 's/\\n/ · /g; s/\\"/"/g' | cut -c1-150 ;;
 	*'"tools":['*)
 		local names
 		names="$(grep -o '"name":"tairseach_[a-z_]*"' <<<"$line" | cut -d'"' -f4)"
@@ -88,8 +94,10 @@ describe=(
 	"tools/call tairseach_files_list {path: .}"
 	"tools/call tairseach_secrets_read (the backend refuses it)"
 	"tools/call tairseach_notes_create {title: 42} (bad arguments)"
+	"resources/read tairseach://system/status"
+	"prompts/get tairseach_notes_summarize {topic: groceries}"
 )
-for id in 1 2 3 4 5 6; do
+for id in 1 2 3 4 5 6 7 8; do
 	printf '\033[1m→ %s\033[0m\n  ← %s\n' "${describe[$id]}" "$(gist "$id")"
 done
 # A destructive tool: the bridge asks the user, through a client that
@@ -128,7 +136,7 @@ if $check; then
 			fail=1
 		fi
 	}
-	[[ $(wc -l <"$work/out.jsonl") -eq 6 ]] || { say "FAIL: want 6 responses, got $(wc -l <"$work/out.jsonl")"; fail=1; }
+	[[ $(wc -l <"$work/out.jsonl") -eq 8 ]] || { say "FAIL: want 8 responses, got $(wc -l <"$work/out.jsonl")"; fail=1; }
 	expect 1 '"protocolVersion":"2025-11-25"' "initialize negotiates 2025-11-25"
 	expect 2 '"name":"tairseach_notes_create"' "tools/list lists the notes tools"
 	expect 3 '"structuredContent":{"id":' "a note is created"
@@ -136,6 +144,8 @@ if $check; then
 	expect 5 '"isError":true' "secrets.read fails"
 	expect 5 'error -32011' "with the backend's permission error"
 	expect 6 'Invalid arguments' "bad arguments never reach the backend"
+	expect 7 '"uri":"tairseach://system/status","mimeType":"application/json","text":"{\\"status\\":\\"ok\\"' "the status resource is read from the backend"
+	expect 8 'Find my notes about \\"groceries\\"' "the prompt's argument is filled in"
 	if grep -q '"method":"notes.create"' "$work/backend.log" && [[ $(grep -c '"method":"notes.create"' "$work/backend.log") -gt 1 ]]; then
 		say "FAIL: the invalid call reached the backend"; fail=1
 	fi

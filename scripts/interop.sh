@@ -15,7 +15,9 @@
 #
 #   inspector  --protocol-era legacy|auto|modern: the era on the wire,
 #              tools/list, tools/list --strict, tools/call (success and a
-#              backend error, which must come back as isError);
+#              backend error, which must come back as isError),
+#              resources/list, resources/read --uri, prompts/list and
+#              prompts/get;
 #   sdk        a TypeScript SDK client session per protocol version
 #              2024-11-05 … 2025-11-25 (scripts/interop/sdk-client.mjs);
 #   bundle     the Claude Desktop bundle, built by scripts/bundle.sh, then
@@ -27,7 +29,8 @@
 #   tokens     `tools --tokens` against the o200k_base and cl100k_base BPE
 #              encodings (gpt-tokenizer): each estimate within 15%
 #              (scripts/interop/tokens.mjs);
-#   conformance  the tools scenarios of the official conformance suite, over a
+#   conformance  the scenarios of the official conformance suite that apply (tools,
+#              resources, prompts, completion), over a
 #              Streamable HTTP front (scripts/interop/http-bridge.mjs); see
 #              scripts/interop/CONFORMANCE.md for what is run and why.
 #
@@ -268,6 +271,18 @@ for era in legacy auto modern; do
 	inspector "$era" "tools/call backend error" 5 \
 		"result OUT -32011 --is-error" \
 		-- --method tools/call --tool-name tairseach_secrets_read --tool-arg name=api-key
+	inspector "$era" "resources/list" 0 \
+		"wire $wire" "resources OUT tairseach://system/status tairseach://examples/readme" \
+		-- --method resources/list
+	inspector "$era" "resources/read --uri" 0 \
+		"wire $wire" "contents OUT \"status\":\"ok\"" \
+		-- --method resources/read --uri tairseach://system/status
+	inspector "$era" "prompts/list" 0 \
+		"prompts OUT tairseach_notes_review tairseach_notes_summarize" \
+		-- --method prompts/list
+	inspector "$era" "prompts/get" 0 \
+		"wire $wire" "messages OUT inspector-$era" \
+		-- --method prompts/get --prompt-name tairseach_notes_summarize --prompt-args "topic=inspector-$era"
 done
 
 # ------------------------------------------------------------- TypeScript SDK
@@ -313,11 +328,12 @@ for mode in all search; do
 done
 
 # --------------------------------------------------------------- conformance
-# Scenarios that apply to the bridge: tools, and the prompts and resources
-# lists it answers (empty) and declares; CONFORMANCE.md lists the rest and
-# why they are not run.
+# Scenarios that apply to the bridge: tools, resources, templates, prompts
+# and completions; CONFORMANCE.md lists the rest and why they are not run.
 scenarios=(server-initialize ping logging-set-level tools-list tools-call-simple-text
-	tools-call-error tools-call-with-progress json-schema-2020-12 prompts-list resources-list)
+	tools-call-error tools-call-with-progress json-schema-2020-12 prompts-list resources-list
+	resources-read-text resources-read-binary resources-templates-read prompts-get-simple
+	prompts-get-with-args prompts-get-embedded-resource completion-complete)
 if [[ "${INTEROP_SKIP_CONFORMANCE:-}" == 1 ]]; then
 	say "conformance suite skipped (INTEROP_SKIP_CONFORMANCE=1)"
 else

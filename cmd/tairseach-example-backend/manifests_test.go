@@ -21,7 +21,20 @@ const exampleManifests = "../../manifests-example"
 
 // exampleManifest is the part of a manifest this test needs.
 type exampleManifest struct {
-	ID    string `json:"id"`
+	ID        string `json:"id"`
+	Resources []struct {
+		URI    string `json:"uri"`
+		Method string `json:"method"`
+	} `json:"resources"`
+	ResourceTemplates []struct {
+		URITemplate string            `json:"uriTemplate"`
+		Method      string            `json:"method"`
+		Complete    map[string]string `json:"complete"`
+	} `json:"resourceTemplates"`
+	Prompts []struct {
+		Name     string            `json:"name"`
+		Complete map[string]string `json:"complete"`
+	} `json:"prompts"`
 	Tools []struct {
 		Name           string          `json:"name"`
 		InputSchema    json.RawMessage `json:"inputSchema"`
@@ -75,14 +88,15 @@ func TestExampleManifestsMatchBackend(t *testing.T) {
 	// Plausible arguments for every tool with an outputSchema, as a model
 	// would send them; they must also pass the tool's inputSchema.
 	args := map[string]string{
-		"notes.create": `{"title":"groceries","body":"oat milk, bread"}`,
-		"notes.list":   `{"query":"for","limit":10}`,
-		"notes.get":    `{"id":"` + forGet.ID + `"}`,
-		"notes.delete": `{"id":"` + forDelete.ID + `"}`,
-		"system.info":  `{}`,
-		"system_echo":  `{"message":"hello","extra":[1,2.5,{"x":null}]}`,
-		"files.list":   `{"path":".","include_hidden":true}`,
-		"debug.sleep":  `{"ms":1}`,
+		"notes.create":  `{"title":"groceries","body":"oat milk, bread"}`,
+		"notes.list":    `{"query":"for","limit":10}`,
+		"notes.get":     `{"id":"` + forGet.ID + `"}`,
+		"notes.delete":  `{"id":"` + forDelete.ID + `"}`,
+		"system.info":   `{}`,
+		"system.status": `{}`,
+		"system_echo":   `{"message":"hello","extra":[1,2.5,{"x":null}]}`,
+		"files.list":    `{"path":".","include_hidden":true}`,
+		"debug.sleep":   `{"ms":1}`,
 	}
 
 	var format *jsonschema.Schema
@@ -122,6 +136,30 @@ func TestExampleManifestsMatchBackend(t *testing.T) {
 			var m exampleManifest
 			if err := json.Unmarshal(b, &m); err != nil {
 				t.Fatal(err)
+			}
+			// Resources, templates and completions call backend methods
+			// too (the bridge's own tests read and complete them).
+			var calls []string
+			for _, r := range m.Resources {
+				if r.Method != "" {
+					calls = append(calls, r.URI+" calls "+r.Method)
+				}
+			}
+			for _, tpl := range m.ResourceTemplates {
+				calls = append(calls, tpl.URITemplate+" calls "+tpl.Method)
+				for arg, method := range tpl.Complete {
+					calls = append(calls, tpl.URITemplate+" completes "+arg+" with "+method)
+				}
+			}
+			for _, p := range m.Prompts {
+				for arg, method := range p.Complete {
+					calls = append(calls, p.Name+" completes "+arg+" with "+method)
+				}
+			}
+			for _, c := range calls {
+				if method := c[strings.LastIndexByte(c, ' ')+1:]; methods[method] == nil {
+					t.Errorf("%s, which the backend does not have", c)
+				}
 			}
 			for i, tool := range m.Tools {
 				method, mapped := m.Implementation.Methods[tool.Name]

@@ -49,17 +49,40 @@ func newBackend(dataDir, filesRoot string, log zerolog.Logger) (*backend, error)
 // methods returns the method table: JSON-RPC method name → handler.
 func (b *backend) methods() map[string]handler {
 	return map[string]handler{
-		"notes.create": b.notes.create,
-		"notes.list":   b.notes.list,
-		"notes.get":    b.notes.get,
-		"notes.delete": b.notes.delete,
-		"system.info":  b.systemInfo,
-		"files.list":   b.files.list,
-		"secrets.read": secretsRead,
-		"debug.sleep":  debugSleep,
-		"echo":         echo,
-		"backend.ping": ping,
+		"notes.create":   b.notes.create,
+		"notes.list":     b.notes.list,
+		"notes.get":      b.notes.get,
+		"notes.delete":   b.notes.delete,
+		"notes.complete": b.notes.complete,
+		"backend.status": b.status,
+		"system.info":    b.systemInfo,
+		"files.list":     b.files.list,
+		"secrets.read":   secretsRead,
+		"debug.sleep":    debugSleep,
+		"echo":           echo,
+		"backend.ping":   ping,
 	}
+}
+
+// status is the result of backend.status.
+type status struct {
+	Status        string `json:"status"` // always "ok": a backend that answers is up
+	StartedAt     string `json:"started_at"`
+	UptimeSeconds int64  `json:"uptime_seconds"`
+	Notes         int    `json:"notes"`
+	FilesRoot     string `json:"files_root"`
+}
+
+func (b *backend) status(ctx context.Context, params json.RawMessage) (any, error) {
+	if _, err := bind[struct{}](params); err != nil {
+		return nil, err
+	}
+	n, err := b.notes.count()
+	if err != nil {
+		return nil, err
+	}
+	return status{Status: "ok", StartedAt: b.started.UTC().Format(time.RFC3339), UptimeSeconds: int64(time.Since(b.started).Seconds()),
+		Notes: n, FilesRoot: b.files.root}, nil
 }
 
 // systemInfo is the result of system.info.

@@ -344,3 +344,40 @@ func TestFilesListOnANamedPipeAnswersAtOnce(t *testing.T) {
 		t.Errorf("list . = %+v, want the pipe as other", got.Entries)
 	}
 }
+
+// notes.complete completes ids by prefix and titles by what they contain,
+// newest first, as tairseach-mcp asks for them.
+func TestNotesComplete(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.dial(t)
+	var ids []string
+	for _, title := range []string{"Groceries", "Garden plans", "groceries again", "Groceries"} {
+		ids = append(ids, result[note](t, c, "notes.create", map[string]any{"title": title}).ID)
+	}
+	got := result[completion](t, c, "notes.complete", map[string]any{"argument": "topic", "value": "GROC", "arguments": map[string]string{"id": ids[0]}})
+	if !slices.Equal(got.Values, []string{"Groceries", "groceries again"}) && !slices.Equal(got.Values, []string{"groceries again", "Groceries"}) || got.Total != 2 || got.HasMore {
+		t.Errorf("titles: %+v", got)
+	}
+	got = result[completion](t, c, "notes.complete", map[string]any{"argument": "id", "value": ids[1][:6]})
+	if !slices.Contains(got.Values, ids[1]) || slices.ContainsFunc(got.Values, func(id string) bool { return !strings.HasPrefix(id, ids[1][:6]) }) {
+		t.Errorf("ids starting %s: %+v", ids[1][:6], got)
+	}
+	if got := result[completion](t, c, "notes.complete", map[string]any{"argument": "id"}); got.Total != 4 || len(got.Values) != 4 {
+		t.Errorf("every id: %+v", got)
+	}
+	wantError(t, c, "notes.complete", map[string]any{"value": "x"}, codeInvalidParams, "argument is required")
+}
+
+func TestBackendStatus(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	c := ts.dial(t)
+	result[note](t, c, "notes.create", map[string]any{"title": "one"})
+	got := result[status](t, c, "backend.status", nil)
+	if got.Status != "ok" || got.Notes != 1 || got.FilesRoot == "" || got.UptimeSeconds < 0 {
+		t.Errorf("status %+v", got)
+	}
+	if _, err := time.Parse(time.RFC3339, got.StartedAt); err != nil {
+		t.Errorf("started_at: %v", err)
+	}
+	wantError(t, c, "backend.status", map[string]any{"x": 1}, codeInvalidParams, "takes no parameters")
+}

@@ -156,11 +156,27 @@ func (s *noteStore) list(ctx context.Context, params json.RawMessage) (any, erro
 
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	all, err := s.newestFirst()
+	if err != nil {
+		return nil, err
+	}
+	matches := slices.DeleteFunc(all, func(n note) bool {
+		return query != "" && !strings.Contains(strings.ToLower(n.Title), query) && !strings.Contains(strings.ToLower(n.Body), query)
+	})
+	out := noteList{Notes: []noteSummary{}, Total: len(matches)}
+	for _, n := range matches[:min(limit, len(matches))] {
+		out.Notes = append(out.Notes, noteSummary{ID: n.ID, Title: n.Title, CreatedAt: n.CreatedAt})
+	}
+	return out, nil
+}
+
+// newestFirst loads every note, newest first; the caller holds s.mu.
+func (s *noteStore) newestFirst() ([]note, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("read notes folder: %w", err)
 	}
-	var matches []note
+	var notes []note
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || !e.Type().IsRegular() || !validNoteID(id) {
@@ -171,19 +187,78 @@ func (s *noteStore) list(ctx context.Context, params json.RawMessage) (any, erro
 			s.log.Warn().Err(err).Str("note", id).Msg("skipping unreadable note")
 			continue
 		}
-		if query == "" || strings.Contains(strings.ToLower(n.Title), query) || strings.Contains(strings.ToLower(n.Body), query) {
-			matches = append(matches, n)
-		}
+		notes = append(notes, n)
 	}
-	// Newest first; the id breaks ties within a second so the order is stable.
-	slices.SortFunc(matches, func(a, b note) int {
+	// The id breaks ties within a second so the order is stable.
+	slices.SortFunc(notes, func(a, b note) int {
 		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
-	out := noteList{Notes: []noteSummary{}, Total: len(matches)}
-	for _, n := range matches[:min(limit, len(matches))] {
-		out.Notes = append(out.Notes, noteSummary{ID: n.ID, Title: n.Title, CreatedAt: n.CreatedAt})
+	return notes, nil
+}
+
+// maxCompletions bounds the values of notes.complete, as MCP does.
+const maxCompletions = 100
+
+// completion is the result of notes.complete, as tairseach-mcp reads it.
+type completion struct {
+	Values  []string `json:"values"`
+	Total   int      `json:"total"`
+	HasMore bool     `json:"hasMore"`
+}
+
+// complete completes an argument of a prompt or resource template for an
+// MCP client, with the params tairseach-mcp sends: for "id", the ids of
+// the notes that start with value; for any other argument, the titles
+// that contain it, ignoring case. Newest first, at most maxCompletions.
+func (s *noteStore) complete(ctx context.Context, params json.RawMessage) (any, error) {
+	p, err := bind[struct {
+		Argument  *string           `json:"argument"`
+		Value     *string           `json:"value"`
+		Arguments map[string]string `json:"arguments"`
+	}](params)
+	if err != nil {
+		return nil, err
 	}
+	argument, err := required(p.Argument, "argument")
+	if err != nil {
+		return nil, err
+	}
+	var value string
+	if p.Value != nil {
+		value = *p.Value
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	notes, err := s.newestFirst()
+	if err != nil {
+		return nil, err
+	}
+	out := completion{Values: []string{}}
+	for _, n := range notes {
+		v := n.Title
+		if argument == "id" {
+			v = n.ID
+		}
+		switch {
+		case argument == "id" && !strings.HasPrefix(v, value),
+			argument != "id" && !strings.Contains(strings.ToLower(v), strings.ToLower(value)),
+			slices.Contains(out.Values, v):
+			continue
+		}
+		if out.Total++; len(out.Values) < maxCompletions {
+			out.Values = append(out.Values, v)
+		}
+	}
+	out.HasMore = out.Total > len(out.Values)
 	return out, nil
+}
+
+// count returns the number of notes.
+func (s *noteStore) count() (int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	notes, err := s.newestFirst()
+	return len(notes), err
 }
 
 // read loads one note; the caller holds s.mu.

@@ -29,6 +29,7 @@ func doctorRun(t *testing.T, home string, args ...string) (out string, code int)
 // every check passes, the unmapped tool is a warning, and the session it
 // starts with itself is clean.
 func TestDoctorOnARealSetup(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	home := t.TempDir()
@@ -52,7 +53,7 @@ func TestDoctorOnARealSetup(t *testing.T) {
 		"✓ cursor      " + filepath.Join(home, ".cursor", "mcp.json") + ": runs this binary, 2 flags",
 		"✓ stdout      4 lines, each one JSON-RPC message; 4 requests answered once each",
 		"- audit log   off: calls are not recorded",
-		"8 checks: 0 failures, 1 warning",
+		"9 checks: 0 failures, 1 warning",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -64,7 +65,7 @@ func TestDoctorOnARealSetup(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &checks); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
-	if code != 1 || len(checks) != 8 || checks[0].Name != "socket" || checks[0].Status != "fail" || checks[0].Fix == "" {
+	if code != 1 || len(checks) != 9 || checks[0].Name != "socket" || checks[0].Status != "fail" || checks[0].Fix == "" {
 		t.Errorf("no backend: exit %d, want 1:\n%s", code, out)
 	}
 	// The bridge's own session is as clean without a backend.

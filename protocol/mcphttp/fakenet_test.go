@@ -9,7 +9,6 @@ import (
 	"testing/synctest"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
-	"github.com/tairseach/tairseach-mcp/protocol/protocoltest"
 )
 
 // pipeNet is an in-memory network for tests in a synctest bubble, where
@@ -61,7 +60,6 @@ func (pipeAddr) String() string  { return "127.0.0.1:8411" }
 // pipeNet: the bridge's b.url answers, and b.ts is nil. Everything is
 // shut down before the bubble ends.
 func inBubble(t *testing.T, opts Options, edit func(*protocol.Server), f func(t *testing.T, b *bridge)) {
-	protocoltest.RequireSchemas(t)
 	synctest.Test(t, func(t *testing.T) {
 		tools := newTools()
 		srv := &protocol.Server{

@@ -108,7 +108,6 @@ type bridge struct {
 // edit, when given) on a loopback port; the test's end shuts it down.
 func newBridge(t *testing.T, opts Options, edit func(*protocol.Server)) *bridge {
 	t.Helper()
-	protocoltest.RequireSchemas(t)
 	tools := newTools()
 	srv := &protocol.Server{
 		Info:             protocol.Implementation{Name: "tairseach-mcp", Version: "1.2.3"},

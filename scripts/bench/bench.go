@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,18 @@ const window = 64 // requests in flight in pipelined measurements
 type bench struct {
 	bridge, work, manifests string
 	n, pipelined, tools     int
+	// peer is the mcp-go peer bridge's binary (see peers/mcpgo), or ""
+	// to measure without it; peerName names it in the results.
+	peer, peerName string
+	// rows selects the rows to run by name; nil runs them all.
+	rows *regexp.Regexp
 }
+
+// benchTools is how many tools the manifests hold besides the fillers.
+const benchTools = 2
+
+// served is how many tools the bridge serves from the manifests.
+func (b *bench) served() int { return b.tools + benchTools }
 
 // stats summarises one measurement.
 type stats struct {
@@ -38,7 +50,10 @@ type stats struct {
 	// BackendCPUus is the backend's CPU time per call in the pipelined
 	// rows: how much work the calls' traffic gives it.
 	BackendCPUus float64 `json:"backend_cpu_us_per_call,omitempty"`
-	MaxRSSMiB    float64 `json:"max_rss_mib,omitempty"`
+	// CPUmsPerMiB is the bridge's CPU time per MiB of result, in the
+	// result rows.
+	CPUmsPerMiB float64 `json:"cpu_ms_per_mib,omitempty"`
+	MaxRSSMiB   float64 `json:"max_rss_mib,omitempty"`
 }
 
 // results pairs each bridge measurement with its direct-socket baseline.
@@ -46,11 +61,27 @@ type results struct {
 	Rows  []row  `json:"rows"`
 	Tools int    `json:"tools"`
 	Stdio string `json:"stdio"` // what the bridge had as stdin and stdout: pipes or sockets
+	// Peer names the peer bridge of the rows' Peer measurements, with
+	// its version, when it ran.
+	Peer string `json:"peer,omitempty"`
 }
 
+// The kinds of row, one table each in the report.
+const (
+	kindSequential = "sequential" // one call at a time, directly and through the bridge in turns
+	kindResult     = "result"     // the same, for results of a size
+	kindPipelined  = "pipelined"  // window calls in flight
+	kindTools      = "tools"      // the bridge's tool list and startup, with no direct baseline
+)
+
 type row struct {
+	Kind   string `json:"kind"`
 	Direct *stats `json:"direct,omitempty"`
 	Bridge stats  `json:"bridge"`
+	// Peer is the same measurement through the peer bridge, when it ran.
+	Peer *stats `json:"peer,omitempty"`
+	// ResultBytes is the size of each call's result, in the result rows.
+	ResultBytes int `json:"result_bytes,omitempty"`
 }
 
 func summarise(name string, lat []time.Duration, errs int, wall time.Duration) stats {
@@ -68,111 +99,13 @@ func summarise(name string, lat []time.Duration, errs int, wall time.Duration) s
 	return s
 }
 
-func (b *bench) runAll() (*results, error) {
-	res := &results{Tools: b.tools, Stdio: "pipes"}
-	if stdioSockets {
-		res.Stdio = "sockets"
-	}
-	small := `{"data":"` + strings.Repeat("a", 100-11) + `"}`
-	large := `{"data":"` + strings.Repeat("b", 64<<10-11) + `"}`
-
-	for _, concurrent := range []bool{true, false} {
-		mode := "sequential backend"
-		if concurrent {
-			mode = "concurrent backend"
-		}
-		sock := filepath.Join(b.work, fmt.Sprintf("b%v.sock", concurrent))
-		be, err := spawnBackend(sock, concurrent)
-		if err != nil {
-			return nil, err
-		}
-		if concurrent {
-			// The 100 B row has a floor row: what any process between
-			// client and backend costs here (see serveRelay).
-			relay, err := relayCmd(sock)
-			if err != nil {
-				return nil, err
-			}
-			d, through, err := sequentialRows(sock, small, b.n, b.bridgeCmd(sock), relay)
-			if err != nil {
-				return nil, err
-			}
-			d.Name, through[0].Name, through[1].Name = "sequential call, 100 B", "sequential call, 100 B", "sequential call, 100 B, do-nothing relay"
-			res.Rows = append(res.Rows, row{Direct: &d, Bridge: through[0]}, row{Direct: &d, Bridge: through[1]})
-			dl, through, err := sequentialRows(sock, large, b.n, b.bridgeCmd(sock))
-			if err != nil {
-				return nil, err
-			}
-			dl.Name, through[0].Name = "sequential call, 64 KiB", "sequential call, 64 KiB"
-			res.Rows = append(res.Rows, row{Direct: &dl, Bridge: through[0]})
-			dr, br, err := b.duringReloads(sock, small)
-			if err != nil {
-				return nil, err
-			}
-			res.Rows = append(res.Rows, row{Direct: &dr, Bridge: br})
-		}
-		name := "pipelined ×64, " + mode
-		conns := 1
-		if !concurrent {
-			conns = 16 // the bridge's default pool size
-		}
-		var d stats
-		err = be.counting(&d, func() (err error) { d, err = directPipelined(sock, small, b.pipelined, conns); return err })
-		if err != nil {
-			return nil, err
-		}
-		br, err := bridgeRun(b.bridgeCmd(sock), func(c *client) (s stats, err error) {
-			err = be.counting(&s, func() (err error) { s, err = c.pipelinedCalls(small, b.pipelined); return err })
-			return s, err
-		})
-		if err != nil {
-			return nil, err
-		}
-		d.Name, br.Name = name, name
-		res.Rows = append(res.Rows, row{Direct: &d, Bridge: br})
-		be.close()
-	}
-
-	sock := filepath.Join(b.work, "list.sock")
-	be, err := spawnBackend(sock, true)
-	if err != nil {
-		return nil, err
-	}
-	defer be.close()
-	list, err := bridgeRun(b.bridgeCmd(sock), func(c *client) (stats, error) { return c.toolsList(200, b.tools+1) })
-	if err != nil {
-		return nil, err
-	}
-	list.Name = fmt.Sprintf("tools/list, %d tools", b.tools+1)
-	res.Rows = append(res.Rows, row{Bridge: list})
-	toInit, toList, err := b.startup(sock, 15)
-	if err != nil {
-		return nil, err
-	}
-	toInit.Name = fmt.Sprintf("start to initialize response, %d tools", b.tools+1)
-	toList.Name = fmt.Sprintf("start to first tools/list response, %d tools", b.tools+1)
-	res.Rows = append(res.Rows, row{Bridge: toInit}, row{Bridge: toList})
-	return res, nil
-}
-
 // backendProc is the fake backend running in a child process.
-type backendProc struct{ cmd *exec.Cmd }
+type backendProc struct {
+	cmd  *exec.Cmd
+	sock string
+}
 
 func (p *backendProc) close() { p.cmd.Process.Kill(); p.cmd.Wait() }
-
-// counting runs measure, which sets *s, and adds the backend's CPU time
-// per call during it.
-func (p *backendProc) counting(s *stats, measure func() error) error {
-	before, _ := cpuTime(p.cmd.Process.Pid)
-	if err := measure(); err != nil {
-		return err
-	}
-	after, _ := cpuTime(p.cmd.Process.Pid)
-	if s.Calls > 0 {
-		s.BackendCPUus = float64((after - before).Microseconds()) / float64(s.Calls)
-	}
-	return nil
-}
 
 // spawnBackend runs this program again as the backend on sock and waits
 // for the socket to appear.
@@ -189,7 +122,7 @@ func spawnBackend(sock string, concurrent bool) (*backendProc, error) {
 	for range 200 {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()
-			return &backendProc{cmd: cmd}, nil
+			return &backendProc{cmd: cmd, sock: sock}, nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -246,68 +179,6 @@ func (c *client) finish(s *stats, cpu0 time.Duration) error {
 	return err
 }
 
-// rounds is how many turns the sequential measurements take.
-const rounds = 10
-
-// sequentialRows measures sequential calls with args made directly and
-// through each of the processes argvs start, in rounds that take turns,
-// so that the machine's drift (its speed varies by a third within
-// minutes) falls on every row alike.
-func sequentialRows(sock, args string, n int, argvs ...[]string) (direct stats, through []stats, err error) {
-	d, err := dialDirect(sock)
-	if err != nil {
-		return stats{}, nil, err
-	}
-	defer d.close()
-	clients := make([]*client, len(argvs))
-	cpu0 := make([]time.Duration, len(argvs))
-	defer func() {
-		for _, c := range clients {
-			if c != nil {
-				c.close()
-			}
-		}
-	}()
-	for i, argv := range argvs {
-		if clients[i], err = ready(argv); err != nil {
-			return stats{}, nil, err
-		}
-		cpu0[i], _ = cpuTime(clients[i].cmd.Process.Pid)
-	}
-	var dLat []time.Duration
-	dErrs := 0
-	lat := make([][]time.Duration, len(argvs))
-	errs := make([]int, len(argvs))
-	for r := range rounds {
-		per := n / rounds
-		if r == 0 {
-			per += n % rounds
-		}
-		e, err := d.sequential(args, per, &dLat)
-		if err != nil {
-			return stats{}, nil, err
-		}
-		dErrs += e
-		for i, c := range clients {
-			e, err := c.sequential(args, per, &lat[i])
-			if err != nil {
-				return stats{}, nil, err
-			}
-			errs[i] += e
-		}
-	}
-	for i, c := range clients {
-		s := summarise("", lat[i], errs[i], 0)
-		err := c.finish(&s, cpu0[i])
-		clients[i] = nil
-		if err != nil {
-			return stats{}, nil, err
-		}
-		through = append(through, s)
-	}
-	return summarise("", dLat, dErrs, 0), through, nil
-}
-
 // peakRSS reads a running process's peak resident set (VmHWM, KiB) from
 // /proc (Linux). getrusage's ru_maxrss is no use here: a child started
 // with vfork, as Go starts them, shares the parent's memory until exec,
@@ -339,8 +210,8 @@ func cpuTime(pid int) (time.Duration, error) {
 
 // startup starts the bridge runs times and measures the time to the
 // initialize response and to the first tools/list response, the moment
-// a client can offer the tools to a model (the list waits for the
-// manifests to load; initialize does not).
+// a client can offer the tools to a model (both wait for the manifests
+// to load: initialize to know whether to declare completions).
 func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error) {
 	var initLat, listLat []time.Duration
 	for range runs {
@@ -358,8 +229,8 @@ func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error)
 			c.w.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 			resp, err = c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
 			listLat = append(listLat, time.Since(t0))
-			if n := bytes.Count(resp, []byte(`"inputSchema"`)); err == nil && n != b.tools+1 {
-				err = fmt.Errorf("the first tools/list has %d tools, want %d", n, b.tools+1)
+			if n := bytes.Count(resp, []byte(`"inputSchema"`)); err == nil && n != b.served() {
+				err = fmt.Errorf("the first tools/list has %d tools, want %d", n, b.served())
 			}
 		}
 		c.close()
@@ -538,15 +409,15 @@ func (c *client) sequential(args string, n int, lat *[]time.Duration) (int, erro
 	return errs, nil
 }
 
-// pipelinedCalls keeps window calls in flight, as directPipelined does on
-// one connection: write as many as the window allows, read one response.
-func (c *client) pipelinedCalls(args string, n int) (stats, error) {
+// pipelined makes n calls with args, window of them in flight, as pipe
+// does on one connection: write as many as the window allows, read one
+// response. It adds their latencies to lat and returns how many failed
+// verification.
+func (c *client) pipelined(args string, n int, lat *[]time.Duration) (int, error) {
 	c.stdout.SetReadDeadline(time.Now().Add(replyWithin))
-	lat := make([]time.Duration, 0, n)
 	starts := make(map[int]time.Time, window)
 	request := callLine(args)
 	errs, sent, got := 0, 0, 0
-	t0 := time.Now()
 	for got < n {
 		for sent < n && sent-got < window {
 			id, _ := c.send(request, false)
@@ -554,14 +425,14 @@ func (c *client) pipelinedCalls(args string, n int) (stats, error) {
 			sent++
 		}
 		if err := c.w.Flush(); err != nil {
-			return stats{}, err
+			return 0, err
 		}
 		id, resp, err := c.next()
 		if err != nil {
-			return stats{}, err
+			return 0, err
 		}
 		if st, ok := starts[id]; ok {
-			lat = append(lat, time.Since(st))
+			*lat = append(*lat, time.Since(st))
 			delete(starts, id)
 			if !verifyCall(resp, args) {
 				errs++
@@ -571,8 +442,7 @@ func (c *client) pipelinedCalls(args string, n int) (stats, error) {
 		}
 		got++
 	}
-	errs += len(starts) // never answered
-	return summarise("", lat, errs, time.Since(t0)), nil
+	return errs + len(starts), nil // and those never answered
 }
 
 func (c *client) toolsList(n, wantTools int) (stats, error) {
@@ -607,6 +477,7 @@ func (c *client) close() error {
 type direct struct {
 	conn net.Conn
 	r    *bufio.Reader
+	w    *bufio.Writer // for pipelined calls
 	id   int
 }
 
@@ -615,7 +486,7 @@ func dialDirect(sock string) (*direct, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &direct{conn: conn, r: bufio.NewReaderSize(conn, 1<<20)}, nil
+	return &direct{conn: conn, r: bufio.NewReaderSize(conn, 1<<20), w: bufio.NewWriter(conn)}, nil
 }
 
 func (d *direct) close() { d.conn.Close() }
@@ -642,68 +513,88 @@ func (d *direct) sequential(params string, n int, lat *[]time.Duration) (int, er
 	return errs, nil
 }
 
-// directPipelined keeps 64 calls in flight over conns connections.
-func directPipelined(sock, params string, n, conns int) (stats, error) {
-	per := window / conns
+// pipelined makes n calls of the echo method with params, ahead of them
+// in flight: write as many as that allows, read one response. It returns
+// their latencies and how many answered an unknown id.
+func (d *direct) pipelined(params string, n, ahead int) ([]time.Duration, int, error) {
 	lat := make([]time.Duration, 0, n)
-	var mu sync.Mutex
+	starts := make(map[int]time.Time, ahead)
+	errs, sent, got := 0, 0, 0
+	for got < n {
+		for sent < n && sent-got < ahead {
+			d.id++
+			starts[d.id] = time.Now()
+			d.w.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(d.id) + `,"method":"echo","params":` + params + "}\n")
+			sent++
+		}
+		if err := d.w.Flush(); err != nil {
+			return nil, 0, err
+		}
+		line, err := d.r.ReadBytes('\n')
+		if err != nil {
+			return nil, 0, err
+		}
+		id, _ := responseID(line)
+		if st, ok := starts[id]; ok {
+			lat = append(lat, time.Since(st))
+			delete(starts, id)
+		} else {
+			errs++
+		}
+		got++
+	}
+	return lat, errs, nil
+}
+
+// pipe calls the backend itself over several connections, with window
+// calls in flight over them all.
+type pipe []*direct
+
+func dialPipe(sock string, conns int) (pipe, error) {
+	var p pipe
+	for range conns {
+		d, err := dialDirect(sock)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p = append(p, d)
+	}
+	return p, nil
+}
+
+func (p pipe) close() {
+	for _, d := range p {
+		d.close()
+	}
+}
+
+// calls makes n calls with params, shared out over the connections, and
+// adds their latencies to lat; it returns how many answered an unknown id.
+func (p pipe) calls(params string, n int, lat *[]time.Duration) (int, error) {
+	var mu sync.Mutex // guards lat, errs and firstErr
+	var firstErr error
 	errs := 0
 	var wg sync.WaitGroup
-	t0 := time.Now()
-	var firstErr error
-	for k := range conns {
-		count := n / conns
+	for k, d := range p {
+		count := n / len(p)
 		if k == 0 {
-			count += n % conns
+			count += n % len(p)
 		}
-		wg.Add(1)
-		// One goroutine per connection: it sends up to per requests ahead.
-		go func() {
-			defer wg.Done()
-			conn, err := net.Dial("unix", sock)
-			if err != nil {
-				mu.Lock()
+		// One goroutine per connection, waited for below.
+		wg.Go(func() {
+			own, e, err := d.pipelined(params, count, window/len(p))
+			mu.Lock()
+			defer mu.Unlock()
+			*lat = append(*lat, own...)
+			errs += e
+			if firstErr == nil {
 				firstErr = err
-				mu.Unlock()
-				return
 			}
-			defer conn.Close()
-			r := bufio.NewReaderSize(conn, 1<<20)
-			w := bufio.NewWriter(conn)
-			starts := make(map[int]time.Time, per)
-			sent, got := 0, 0
-			for got < count {
-				for sent < count && sent-got < per {
-					starts[sent] = time.Now()
-					w.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(sent) + `,"method":"echo","params":` + params + "}\n")
-					sent++
-				}
-				w.Flush()
-				line, err := r.ReadBytes('\n')
-				if err != nil {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
-					return
-				}
-				id, _ := responseID(line)
-				mu.Lock()
-				if st, ok := starts[id]; ok {
-					lat = append(lat, time.Since(st))
-					delete(starts, id)
-				} else {
-					errs++
-				}
-				mu.Unlock()
-				got++
-			}
-		}()
+		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return stats{}, firstErr
-	}
-	return summarise("", lat, errs, time.Since(t0)), nil
+	return errs, firstErr
 }
 
 // How long duringReloads calls, and how often it edits the manifests

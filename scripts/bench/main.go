@@ -1,12 +1,14 @@
 // Command bench measures tairseach-mcp against calls made directly to the
 // same backend socket, side by side in one run: sequential call latency
-// (100-byte and 64 KiB payloads), pipelined throughput with 64 requests in
-// flight (against a backend that answers pipelined requests concurrently,
-// and one that answers one request at a time per connection, like the
-// real server), tools/list latency and startup time with 1,000 tools, the
-// bridge's peak RSS and CPU time per call. Every response is verified.
+// (100-byte and 64 KiB payloads), results of 64 KiB, 1 MiB and 16 MiB,
+// pipelined throughput with 64 requests in flight (against a backend
+// that answers pipelined requests concurrently, and one that answers one
+// request at a time per connection, like the real server), tools/list
+// latency and startup time with 1,000 tools, the bridge's peak RSS and
+// CPU time per call. The result and pipelined rows also measure a peer
+// bridge built on mcp-go (peers/mcpgo). Every response is verified.
 //
-//	go run ./scripts/bench [-bridge PATH] [-n 2000] [-stdio pipes|sockets] [-json out.json]
+//	go run ./scripts/bench [-bridge PATH] [-rows REGEXP] [-peers=false] [-n 2000] [-stdio pipes|sockets] [-json out.json]
 package main
 
 import (
@@ -15,6 +17,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 )
 
 func main() {
@@ -23,6 +28,8 @@ func main() {
 	pipelined := flag.Int("pipelined", 20000, "calls per pipelined measurement")
 	tools := flag.Int("tools", 1000, "filler tools in the manifests")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	rows := flag.String("rows", "", "run only the rows whose names match this regular expression (default all)")
+	peers := flag.Bool("peers", true, "also measure the peer bridge built on mcp-go in the result and pipelined rows (built from "+peerDir+")")
 	stdio := flag.String("stdio", "pipes", "what the bridge gets as stdin and stdout: pipes (as Go's os/exec and Python give) or sockets (as Node's child_process gives, so Claude Desktop and the Inspector)")
 	serveBackend := flag.String("serve-backend", "", "internal: run only the fake backend on this socket")
 	concurrent := flag.Bool("concurrent", false, "internal: with -serve-backend, answer pipelined requests concurrently")
@@ -52,33 +59,51 @@ func main() {
 		}
 		select {}
 	}
-	if err := run(*bridge, *n, *pipelined, *tools, *jsonOut); err != nil {
+	b := &bench{bridge: *bridge, n: *n, pipelined: *pipelined, tools: *tools}
+	if *rows != "" {
+		re, err := regexp.Compile(*rows)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -rows:", err)
+			os.Exit(2)
+		}
+		b.rows = re
+		if !slices.ContainsFunc(b.rowNames(), b.want) {
+			fmt.Fprintf(os.Stderr, "bench: -rows %q selects no row; the rows are:\n\t%s\n", *rows, strings.Join(b.rowNames(), "\n\t"))
+			os.Exit(2)
+		}
+	}
+	if err := run(b, *peers, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bridge string, n, pipelined, tools int, jsonOut string) error {
+func run(b *bench, peers bool, jsonOut string) error {
 	work, err := os.MkdirTemp("", "tsb")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	if bridge == "" {
-		bridge = filepath.Join(work, "tairseach-mcp")
+	b.work = work
+	if b.bridge == "" {
+		b.bridge = filepath.Join(work, "tairseach-mcp")
 		// Built as the README installs it: static, no C library.
-		cmd := exec.Command("go", "build", "-trimpath", "-o", bridge, "./cmd/tairseach-mcp")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", b.bridge, "./cmd/tairseach-mcp")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("build the bridge (run from the repository root): %w", err)
 		}
 	}
-	manifests := filepath.Join(work, "manifests")
-	if err := writeManifests(manifests, tools, 0); err != nil {
+	if peers && b.wantsPeer() {
+		if b.peer, b.peerName, err = buildPeer(work); err != nil {
+			return err
+		}
+	}
+	b.manifests = filepath.Join(work, "manifests")
+	if err := writeManifests(b.manifests, b.tools, 0); err != nil {
 		return err
 	}
-	b := &bench{bridge: bridge, work: work, manifests: manifests, n: n, pipelined: pipelined, tools: tools}
 	res, err := b.runAll()
 	if err != nil {
 		return err

@@ -7,6 +7,10 @@
 //   node expect.mjs result   OUT TEXT [--is-error]  result content text contains TEXT;
 //                                                   isError is true with --is-error, else absent/false
 //   node expect.mjs structured OUT KEY VALUE        result.structuredContent[KEY] === VALUE
+//   node expect.mjs resources OUT URI...            result.resources has every URI
+//   node expect.mjs prompts  OUT NAME...            result.prompts has every NAME
+//   node expect.mjs contents OUT TEXT               a text of result.contents contains TEXT
+//   node expect.mjs messages OUT TEXT               a text of result.messages (embedded resources' too) contains TEXT
 //   node expect.mjs wire     TAPLOG ERA             the client spoke ERA (legacy or modern) on the wire
 import { readFileSync } from "node:fs";
 
@@ -57,6 +61,26 @@ switch (what) {
       fail(`structuredContent.${key} is ${JSON.stringify(r.structuredContent?.[key])}, want ${JSON.stringify(value)}`);
     break;
   }
+  case "resources":
+  case "prompts": {
+    const r = readResult(file);
+    const list = r[what];
+    if (!Array.isArray(list)) fail(`result.${what} is not an array`);
+    const names = list.map((x) => (what === "resources" ? x.uri : x.name));
+    const missing = rest.filter((n) => !names.includes(n));
+    if (missing.length) fail(`missing ${what} ${missing.join(", ")}; got ${names.join(", ")}`);
+    break;
+  }
+  case "contents":
+  case "messages": {
+    const r = readResult(file);
+    const list = r[what];
+    if (!Array.isArray(list) || !list.length) fail(`result.${what} is empty or not an array: ${JSON.stringify(r).slice(0, 300)}`);
+    // A contents block, or a message's content: text, or an embedded resource's.
+    const texts = list.map((x) => x?.text ?? x?.content?.text ?? x?.content?.resource?.text ?? "");
+    if (!texts.some((t) => t.includes(rest[0]))) fail(`no text of result.${what} contains ${JSON.stringify(rest[0])}: ${JSON.stringify(r).slice(0, 300)}`);
+    break;
+  }
   case "wire": {
     // One JSON-RPC message per line, as the client wrote them to the bridge.
     const era = rest[0];
@@ -73,8 +97,8 @@ switch (what) {
     const requests = msgs.filter((m) => m.method && m.id !== undefined);
     const init = requests.find((m) => m.method === "initialize");
     const metaVersions = new Set(requests.map((m) => m.params?._meta?.["io.modelcontextprotocol/protocolVersion"]).filter(Boolean));
-    const calls = requests.filter((m) => m.method === "tools/list" || m.method === "tools/call");
-    if (!calls.length) fail("no tools/list or tools/call reached the bridge");
+    const calls = requests.filter((m) => /^(tools|resources|prompts)\//.test(m.method));
+    if (!calls.length) fail("no tools, resources or prompts request reached the bridge");
     if (era === "legacy") {
       if (!init) fail(`no initialize sent (methods: ${requests.map((m) => m.method).join(", ")})`);
       const bad = calls.filter((m) => m.params?._meta?.["io.modelcontextprotocol/protocolVersion"]);

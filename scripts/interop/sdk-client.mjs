@@ -1,7 +1,9 @@
 // One session of the official TypeScript SDK client (Client +
 // StdioClientTransport) against the bridge: connect, list, call (success,
-// backend error, bad arguments, unknown tool), then add a manifest file and
-// wait for notifications/tools/list_changed, remove it and wait again, close.
+// backend error, bad arguments, unknown tool), list and read resources,
+// expand a resource template, list and get prompts, complete an argument,
+// then add a manifest file and wait for the list_changed of tools, prompts
+// and resources, remove it and wait again, close.
 // Prints one line per check, "ok   sdk VERSION CHECK" or
 // "FAIL sdk VERSION CHECK: why", and exits 1 if any check failed.
 //
@@ -13,7 +15,13 @@
 // also exercises the bridge's 2024-11-05, 2025-03-26 and 2025-06-18 shapes.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { LATEST_PROTOCOL_VERSION, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  LATEST_PROTOCOL_VERSION,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -77,21 +85,24 @@ class TapTransport {
   }
 }
 
-// Resolves on the next notifications/tools/list_changed, or rejects after ms.
-let onListChanged = () => {};
-function nextListChanged(ms) {
+// nextListChanged(list, ms) resolves on the next
+// notifications/<list>/list_changed, or rejects after ms.
+const onListChanged = { tools: () => {}, prompts: () => {}, resources: () => {} };
+function nextListChanged(list, ms) {
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no notifications/tools/list_changed within ${ms} ms`)), ms);
-    onListChanged = () => {
+    const t = setTimeout(() => reject(new Error(`no notifications/${list}/list_changed within ${ms} ms`)), ms);
+    onListChanged[list] = () => {
       clearTimeout(t);
-      onListChanged = () => {};
+      onListChanged[list] = () => {};
       resolve();
     };
   });
 }
 
 const client = new Client({ name: "tairseach-interop", version: "1.0.0" });
-client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged());
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged.tools());
+client.setNotificationHandler(PromptListChangedNotificationSchema, () => onListChanged.prompts());
+client.setNotificationHandler(ResourceListChangedNotificationSchema, () => onListChanged.resources());
 
 const stdio = new StdioClientTransport({
   command: opt.bridge,
@@ -168,14 +179,20 @@ try {
     check("tools/call unknown tool is an error", e?.code === -32602, `code ${e?.code}: ${e?.message ?? e}`);
   }
 
-  // The bridge watches its manifest folders: a new file is a new tool.
+  await resourcesAndPrompts();
+
+  // The bridge watches its manifest folders: a new file is a new tool, a
+  // new prompt and a new resource, each list announced on its own.
   const addedName = "tairseach_interop_added";
-  let changed = nextListChanged(10000);
+  const lists = ["tools", "prompts", "resources"];
+  let changed = Promise.all(lists.map((l) => nextListChanged(l, 10000)));
   writeFileSync(
     added,
     JSON.stringify({
       id: `interop-${version}`,
       tools: [{ name: "interop.added", description: "Added while a client is connected.", inputSchema: { type: "object" } }],
+      resources: [{ uri: `tairseach://interop/${version}`, name: "added", description: "Added too.", text: "added" }],
+      prompts: [{ name: "interop.added", description: "Added too.", messages: [{ role: "user", text: "added" }] }],
       implementation: { type: "internal", methods: { "interop.added": "system.info" } },
     }),
   );
@@ -183,7 +200,13 @@ try {
   try {
     await changed;
     const again = (await client.listTools()).tools.map((t) => t.name);
-    addedOk = check("list_changed after adding a manifest", again.includes(addedName), `tools/list then: ${again.join(", ")}`);
+    const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+    const resources = (await client.listResources()).resources.map((r) => r.uri);
+    addedOk = check(
+      "list_changed after adding a manifest",
+      again.includes(addedName) && prompts.includes(addedName) && resources.includes(`tairseach://interop/${version}`),
+      `tools/list then: ${again.join(", ")}; prompts: ${prompts.join(", ")}; resources: ${resources.join(", ")}`,
+    );
     const r = await client.callTool({ name: addedName, arguments: {} });
     check("tools/call the added tool", !r.isError, show(r));
   } catch (e) {
@@ -191,7 +214,7 @@ try {
   }
 
   if (addedOk) {
-    changed = nextListChanged(10000);
+    changed = Promise.all(lists.map((l) => nextListChanged(l, 10000)));
     rmSync(added, { force: true });
     try {
       await changed;
@@ -216,3 +239,73 @@ try {
   }
 }
 process.exit(failed ? 1 : 0);
+
+// resourcesAndPrompts checks the example manifests' resources, template,
+// prompts and completions as this client sees them.
+async function resourcesAndPrompts() {
+  const caps = client.getServerCapabilities() ?? {};
+  // The completions capability exists from 2025-03-26 on.
+  check(
+    "capabilities resources and prompts listChanged, completions",
+    caps.resources?.listChanged === true && !caps.resources?.subscribe && caps.prompts?.listChanged === true &&
+      (version >= "2025-03-26" ? caps.completions !== undefined : caps.completions === undefined),
+    show(caps),
+  );
+  const attempt = async (name, f) => {
+    try {
+      await f();
+    } catch (e) {
+      check(name, false, `threw: ${e?.message ?? e}`);
+    }
+  };
+  await attempt("resources/list", async () => {
+    const uris = (await client.listResources()).resources.map((r) => r.uri);
+    check("resources/list", ["tairseach://system/status", "tairseach://examples/readme"].every((u) => uris.includes(u)), uris.join(", "));
+  });
+  await attempt("resources/read method", async () => {
+    const r = await client.readResource({ uri: "tairseach://system/status" });
+    const c = r.contents[0];
+    check("resources/read method", c?.mimeType === "application/json" && JSON.parse(c.text).status === "ok", show(r));
+  });
+  await attempt("resources/read file", async () => {
+    const r = await client.readResource({ uri: "tairseach://examples/readme" });
+    check("resources/read file", r.contents[0]?.text?.includes("# Example manifests"), show(r).slice(0, 200));
+  });
+  // A note to read through the template, and to review.
+  const note = JSON.parse(textOf(await client.callTool({ name: "tairseach_notes_create", arguments: { title: `template ${version}` } })));
+  await attempt("resources/templates/list and read an expansion", async () => {
+    const tpl = (await client.listResourceTemplates()).resourceTemplates.find((t) => t.uriTemplate === "tairseach://notes/{id}");
+    const uri = new UriTemplate(tpl.uriTemplate).expand({ id: note.id });
+    const r = await client.readResource({ uri });
+    check("resources/templates/list and read an expansion", JSON.parse(r.contents[0].text).title === `template ${version}`, show(r));
+  });
+  await attempt("resources/read unknown is -32002", async () => {
+    try {
+      const r = await client.readResource({ uri: "tairseach://nothing" });
+      check("resources/read unknown is -32002", false, `no error, result ${show(r)}`);
+    } catch (e) {
+      check("resources/read unknown is -32002", e?.code === -32002, `code ${e?.code}: ${e?.message}`);
+    }
+  });
+  await attempt("prompts/list", async () => {
+    const names = (await client.listPrompts()).prompts.map((p) => p.name);
+    check("prompts/list", ["tairseach_notes_review", "tairseach_notes_summarize"].every((n) => names.includes(n)), names.join(", "));
+  });
+  await attempt("prompts/get embeds a resource", async () => {
+    const r = await client.getPrompt({ name: "tairseach_notes_review", arguments: { id: note.id } });
+    const embedded = r.messages.find((m) => m.content.type === "resource");
+    check("prompts/get embeds a resource", embedded?.content.resource.uri === `tairseach://notes/${note.id}`, show(r));
+  });
+  await attempt("prompts/get without a required argument is -32602", async () => {
+    try {
+      const r = await client.getPrompt({ name: "tairseach_notes_review", arguments: {} });
+      check("prompts/get without a required argument is -32602", false, `no error, result ${show(r)}`);
+    } catch (e) {
+      check("prompts/get without a required argument is -32602", e?.code === -32602, `code ${e?.code}: ${e?.message}`);
+    }
+  });
+  await attempt("completion/complete", async () => {
+    const r = await client.complete({ ref: { type: "ref/prompt", name: "tairseach_notes_review" }, argument: { name: "id", value: note.id.slice(0, 4) } });
+    check("completion/complete", r.completion.values.includes(note.id), show(r));
+  });
+}

@@ -1,16 +1,65 @@
 package cli
 
+// The doctor's checks against MCP clients: the limits their tool lists
+// meet, and the bridge's entry in each one's config file (an entry that
+// reaches a bridge serving HTTP: doctor_url.go).
+
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/go-json-experiment/json"
 )
+
+// Limits of common clients the tool list is held against.
+const (
+	cursorTools   = 40  // Cursor sends the model only the first 40 tools
+	cursorLoses   = 80  // past this, Cursor loses more of the list than it uses
+	openAITools   = 128 // OpenAI's API refuses a request with more tools
+	contextTokens = 200_000
+	listShare     = 10 // percent of contextTokens a tool list may take
+)
+
+// checkToolList holds the tools/list response a client received against
+// the limits of common clients: the number of tools, and their share of
+// a model's context.
+func checkToolList(line []byte) []result {
+	var resp struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		} `json:"result"`
+	}
+	if line == nil || json.Unmarshal(line, &resp) != nil {
+		return []result{{"tool list", statusInfo, "not measured: the bridge did not answer tools/list (see stdout)", ""}}
+	}
+	tools := resp.Result.Tools
+	n, page := len(tools), ""
+	if resp.Result.NextCursor != "" {
+		page = " on the first page alone"
+	}
+	narrow := "serve fewer tools: --tool-mode search lists two instead of all, or --include/--exclude/--read-only narrow them (docs/tools.md)"
+	count := result{"tool count", statusOK, fmt.Sprintf("%d%s: within Cursor's %d and OpenAI's %d", n, page, cursorTools, openAITools), ""}
+	switch {
+	case n > openAITools:
+		count = count.warn(fmt.Sprintf("%d%s: OpenAI's API refuses more than %d tools in a request, and Cursor uses only the first %d", n, page, openAITools, cursorTools), narrow)
+	case n > cursorLoses:
+		count = count.warn(fmt.Sprintf("%d: Cursor uses only the first %d; the other %d, from %s on, are lost to it", n, cursorTools, n-cursorTools, tools[cursorTools].Name), narrow)
+	case n > cursorTools:
+		count = count.warn(fmt.Sprintf("%d: Cursor uses only the first %d", n, cursorTools), narrow)
+	}
+	tokens := estimateTokens(string(line))
+	limit := contextTokens * listShare / 100
+	size := result{"tool list", statusOK, fmt.Sprintf("%d bytes%s, about %d tokens: %.1f%% of a %dk-token context", len(line), page, tokens, 100*float64(tokens)/contextTokens, contextTokens/1000), ""}
+	if tokens > limit {
+		size = size.warn(size.Message+fmt.Sprintf(", more than the %d%% (%d tokens) a tool list should take", listShare, limit), narrow)
+	}
+	return []result{count, size}
+}
 
 // checkClients checks the bridge's entry in each client found here.
 func checkClients(ctx context.Context, m machine, exe, name string) []result {
@@ -59,69 +108,16 @@ func checkClient(ctx context.Context, m machine, c mcpClient, exe, name string) 
 	return r.ok(fmt.Sprintf("%s: runs this binary, %s", f.path, plural(len(e.Args), "flag")))
 }
 
-// urlCheckTimeout bounds the request doctor makes to a bridge serving HTTP.
-const urlCheckTimeout = 3 * time.Second
-
-// checkURLEntry checks an entry that reaches a bridge serving HTTP: it
-// asks the bridge at the entry's URL, with the entry's headers, what it
-// serves (server/discover, which opens no session), as the client would.
-func checkURLEntry(ctx context.Context, r result, path string, c mcpClient, u urlEntry) result {
-	where := u.where()
-	reinstall := "tairseach-mcp install " + c.name + " --url " + where + " --force, with TAIRSEACH_AUTH_TOKEN set as the bridge's"
-	ctx, cancel := context.WithTimeout(ctx, urlCheckTimeout)
-	defer cancel()
-	const discover = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, where, strings.NewReader(discover))
-	if err != nil {
-		return r.fail(fmt.Sprintf("%s: the URL %s: %v", path, where, err), reinstall)
+// parseServerArgs parses a client's args for the bridge as the server
+// would: with a fresh root command, and no environment of ours.
+func parseServerArgs(args []string) error {
+	root := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard,
+		getenv: func(string) (string, bool) { return "", false }})
+	if err := root.ParseFlags(args); err != nil {
+		return flagError(root, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "server/discover")
-	for k, v := range u.Headers {
-		req.Header.Set(k, v)
+	if rest := root.Flags().Args(); len(rest) > 0 {
+		return fmt.Errorf("unexpected argument %q", rest[0])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		var msg string
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			msg = fmt.Sprintf("no answer from %s within %s", where, urlCheckTimeout)
-		default:
-			msg = fmt.Sprintf("nothing answers at %s", where)
-		}
-		return r.fail(path+": "+msg, "start the HTTP bridge: tairseach-mcp --transport http (docs/http.md shows how to keep it running)")
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var reply struct {
-		Result struct {
-			Meta struct {
-				ServerInfo struct {
-					Name, Version string
-				} `json:"io.modelcontextprotocol/serverInfo"`
-			} `json:"_meta"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(body, &reply, json.MatchCaseInsensitiveNames(true))
-	why := resp.Status
-	if reply.Error != nil {
-		why += ": " + reply.Error.Message
-	}
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized && u.Headers == nil:
-		return r.fail(fmt.Sprintf("%s: the bridge at %s wants a token, and the entry has none", path, where), reinstall)
-	case resp.StatusCode == http.StatusUnauthorized:
-		return r.fail(fmt.Sprintf("%s: the bridge at %s refuses the entry's token", path, where), reinstall)
-	case resp.StatusCode == http.StatusForbidden:
-		return r.fail(fmt.Sprintf("%s: the bridge at %s refuses the client (%s)", path, where, why), "name the host with the bridge's --allowed-hosts (docs/http.md)")
-	case resp.StatusCode != http.StatusOK || reply.Result.Meta.ServerInfo.Name == "":
-		return r.fail(fmt.Sprintf("%s: %s does not answer as an MCP bridge (%s)", path, where, why), "check the URL: the HTTP bridge serves /mcp, and says where when it starts")
-	}
-	info := reply.Result.Meta.ServerInfo
-	return r.ok(fmt.Sprintf("%s: reaches %s (%s %s)", path, where, info.Name, info.Version))
+	return root.PersistentPreRunE(root, nil)
 }

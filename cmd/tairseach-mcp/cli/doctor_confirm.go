@@ -10,7 +10,7 @@ import (
 // checkConfirm says which tools ask the user before they run, and why,
 // and what happens with a client that cannot ask.
 func checkConfirm(opts *options, entries []*registry.Entry) result {
-	r := result{Name: "confirmation"}
+	r := result{Name: "confirm"}
 	var asking []string
 	for _, en := range entries {
 		if en.Confirm != nil {

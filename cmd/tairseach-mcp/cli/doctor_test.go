@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -66,6 +67,10 @@ func TestDoctorChecksTheSocket(t *testing.T) {
 	dir := shortDir(t)
 	file := filepath.Join(dir, "file.sock")
 	writeFile(t, file, "", 0o600)
+	fifo := filepath.Join(dir, "fifo.sock")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	stale := filepath.Join(dir, "stale.sock")
 	l, err := net.Listen("unix", stale)
 	if err != nil {
@@ -83,8 +88,10 @@ func TestDoctorChecksTheSocket(t *testing.T) {
 		want      check
 	}{
 		{"a missing socket", filepath.Join(dir, "none.sock"), false, false, check{statusFail, "no socket there", "start the backend"}},
-		{"a regular file", file, false, false, check{statusFail, "is a file, not a socket", "point --socket"}},
-		{"a folder", dir, false, false, check{statusFail, "is a folder, not a socket", "point --socket"}},
+		{"a regular file", file, false, false, check{statusFail, file + ": a regular file, not a socket", "point --socket"}},
+		{"a folder", dir, false, false, check{statusFail, dir + ": a folder, not a socket", "point --socket"}},
+		{"a named pipe", fifo, false, false, check{statusFail, fifo + ": a named pipe, not a socket", "point --socket"}},
+		{"a device", os.DevNull, false, false, check{statusFail, os.DevNull + ": a device, not a socket", "point --socket"}},
 		{"a socket nothing listens on", stale, false, false, check{statusFail, "refused", "start (or restart) the backend"}},
 		{"a backend that accepts connections", live, false, false, check{statusOK, "the socket and the process behind it are yours", ""}},
 		{"with --allow-any-peer", live, true, false, check{statusOK, "not checked: --allow-any-peer", ""}},
@@ -338,14 +345,14 @@ func TestDoctorCommand(t *testing.T) {
 		for _, l := range lines[:len(lines)-1] {
 			names = append(names, strings.Join(strings.Fields(l)[:2], " "))
 		}
-		want := []string{"✓ socket", "✓ manifests", "✓ tool", "✓ confirmation", "✓ tool", "✓ tool", "- clients", "- audit", "✓ stdout"}
+		want := []string{"✓ socket", "✓ manifests", "✓ tool", "✓ confirm", "✓ tool", "✓ tool", "- clients", "- audit", "✓ stdout"}
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("checks (-want +got):\n%s\n%s", diff, out)
 		}
 		if lines[len(lines)-1] != "9 checks: 0 failures, 0 warnings" {
 			t.Errorf("summary %q", lines[len(lines)-1])
 		}
-		if !strings.Contains(out, "✓ tool names    all 1 valid") {
+		if !strings.Contains(out, "✓ tool names  all 1 valid") {
 			t.Errorf("names are not aligned:\n%s", out)
 		}
 	})
@@ -357,7 +364,7 @@ func TestDoctorCommand(t *testing.T) {
 	})
 	t.Run("a failure exits 1 and says the fix", func(t *testing.T) {
 		code, out := runDoctorCmd(t, "--manifests", good, "--socket", filepath.Join(good, "none.sock"))
-		if code != exitError || !strings.Contains(out, "✗ socket") || !strings.Contains(out, "\n                fix: start the backend") {
+		if code != exitError || !strings.Contains(out, "✗ socket") || !strings.Contains(out, "\n              fix: start the backend") {
 			t.Errorf("exit %d, want 1:\n%s", code, out)
 		}
 	})
@@ -370,7 +377,7 @@ func TestDoctorCommand(t *testing.T) {
 		if code != exitError || len(rs) != 9 {
 			t.Fatalf("exit %d, %d checks:\n%s", code, len(rs), out)
 		}
-		if want := (result{"socket", statusFail, filepath.Join(good, "none.sock") + ": no socket there", "start the backend, or point --socket (or TAIRSEACH_SOCKET) at its socket"}); rs[0] != want {
+		if want := (result{"socket", statusFail, filepath.Join(good, "none.sock") + ": no socket there; is the backend running?", "start the backend, or point --socket (or TAIRSEACH_SOCKET) at its socket"}); rs[0] != want {
 			t.Errorf("got %+v, want %+v", rs[0], want)
 		}
 		if rs[8].Name != "stdout" || rs[8].Status != statusOK || rs[1].Fix != "" {

@@ -54,8 +54,8 @@ func TestToolsAndValidateShowWhatTheFiltersLeave(t *testing.T) {
 	for _, want := range []string{
 		"tairseach_notes_list",
 		"NOT SERVED",
-		"notes.create   filtered out by --read-only: its annotations do not say readOnlyHint: true",
-		`system.info    filtered out by --exclude "tairseach_system_*"`,
+		"notes.create   filtered out as not read-only: its annotations do not say readOnlyHint: true",
+		`system.info    filtered out by the exclude pattern "tairseach_system_*"`,
 		"files.reindex  hidden by mcpExpose: false",
 	} {
 		if !strings.Contains(out.String(), want) {
@@ -69,9 +69,10 @@ func TestToolsAndValidateShowWhatTheFiltersLeave(t *testing.T) {
 	if code := run(context.Background(), e, []string{"validate", "--read-only", "--strict", "../../../manifests-example"}); code != exitOK {
 		t.Errorf("validate --strict on the examples: exit %d\n%s", code, out)
 	}
-	want := "6 tools renamed for clients (names must match ^[a-zA-Z0-9_-]{1,64}$); --verbose lists them\n" +
+	want := "7 tools renamed for clients (names must match ^[a-zA-Z0-9_-]{1,64}$); --verbose lists them\n" +
+		"2 prompts renamed for clients, as tools are; --verbose lists them\n" +
 		"2 tools filtered out by --include, --exclude or --read-only; --verbose lists them\n" +
-		"7 tools served; 0 errors, 0 warnings\n"
+		"8 tools, 2 resources, 1 resource template and 2 prompts served; 0 errors, 0 warnings\n"
 	if out.String() != want {
 		t.Errorf("validate output:\n%s\nwant:\n%s", out, want)
 	}

@@ -80,9 +80,9 @@ var settings = []setting{
 	{"max-number-length", "TAIRSEACH_MAX_NUMBER_LENGTH", "longest number (in characters) in arguments and results checked against a schema"},
 	{"max-checked-size", "TAIRSEACH_MAX_CHECKED_SIZE", "largest arguments or result checked against a schema (bytes, or with a unit: 8MiB)"},
 	{"max-checked-values", "TAIRSEACH_MAX_CHECKED_VALUES", "most values (strings, numbers, members, elements) in arguments or a result checked against a schema"},
-	{"include", "TAIRSEACH_INCLUDE", "serve only tools whose client name (tairseach_mail_*) or manifest name (mail.*) matches this glob; repeatable, or comma-separated"},
-	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (wins over --include); repeatable, or comma-separated"},
-	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true"},
+	{"include", "TAIRSEACH_INCLUDE", "serve only tools whose client name (tairseach_mail_*) or manifest name (mail.*) matches this glob (prompts likewise, resources by URI or name); repeatable, or comma-separated"},
+	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (prompts and resources likewise; wins over --include); repeatable, or comma-separated"},
+	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true, and resources whose backend method such a tool has"},
 	{"tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
 	{"confirm", "TAIRSEACH_CONFIRM", "which tools ask the user before they run: destructive (tools annotated destructiveHint: true, and those whose manifest sets confirm), all, never, or globs of tool names asked in addition; repeatable, or comma-separated"},
 	{"confirm-unsupported", "TAIRSEACH_CONFIRM_UNSUPPORTED", "when the client cannot ask the user (no elicitation): allow runs such tools unconfirmed (logged once per tool), deny refuses them"},
@@ -168,9 +168,13 @@ func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
 			continue
 		}
 		if s.flag == "manifests" {
+			if strings.Trim(v, string(filepath.ListSeparator)) == "" {
+				// Not the default: whoever set it meant some folder.
+				return usageError{fmt.Errorf("%s=%q names no folder: set it to the folders that hold your manifests, or unset it for the default", s.env, v)}
+			}
 			for _, p := range filepath.SplitList(v) {
 				if p == "" {
-					continue
+					continue // a stray separator, as in "a:"
 				}
 				if err := f.Value.Set(p); err != nil {
 					return usageError{fmt.Errorf("%s: %w", s.env, err)}
@@ -232,6 +236,10 @@ func (o *options) resolve() error {
 		if v <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, not %d", name, v)}
 		}
+	}
+	if slices.Contains(o.manifests, "") {
+		// The folder "" would be the working folder, watched recursively.
+		return usageError{errors.New(`--manifests "" names no folder: give the folder that holds your manifests`)}
 	}
 	home, _ := os.UserHomeDir()
 	if len(o.manifests) == 0 {

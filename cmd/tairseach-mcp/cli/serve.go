@@ -20,7 +20,8 @@ import (
 // runServe serves MCP on the env's stdin and stdout until stdin ends or
 // ctx is cancelled (a signal). stdout carries protocol messages only.
 func runServe(ctx context.Context, e *env, opts *options) error {
-	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	log, flushLog := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	defer flushLog()
 	// A client that closes the bridge's stdout then ends the session
 	// through the failed write (calls cancelled, the reason logged, exit
 	// status 1) instead of by SIGPIPE on the spot.
@@ -43,6 +44,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	defer closeAudit()
 	reg := newRegistry(opts, backend, &log, srv, rec)
 	srv.Tools = toolProvider(opts, reg)
+	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
@@ -106,14 +108,18 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 // its tools.
 func newServer(opts *options, log *zerolog.Logger, hurry <-chan struct{}) *protocol.Server {
 	srv := &protocol.Server{
-		Info:           serverInfo(),
-		Instructions:   opts.instructions,
-		Logger:         log,
-		ListChanged:    !opts.noWatch && opts.toolMode != "search", // the search tools never change
-		MaxMessageSize: opts.maxMessageSize,
-		MaxInFlight:    opts.maxInFlight,
-		MaxHeldBytes:   opts.maxHeldBytes,
-		Hurry:          hurry,
+		Info:         serverInfo(),
+		Instructions: opts.instructions,
+		Logger:       log,
+		ListChanged:  !opts.noWatch && opts.toolMode != "search", // the search tools never change
+		// Resources and prompts are served as they are in either mode.
+		ResourcesListChanged: !opts.noWatch,
+		PromptsListChanged:   !opts.noWatch,
+		MaxMessageSize:       opts.maxMessageSize,
+		MaxMessageSizeHint:   maxMessageSizeHint,
+		MaxInFlight:          opts.maxInFlight,
+		MaxHeldBytes:         opts.maxHeldBytes,
+		Hurry:                hurry,
 	}
 	if opts.transport == "http" {
 		srv.MaxTotalInFlight, srv.MaxTotalHeldBytes = opts.http.maxTotalInFlight, opts.http.maxTotalHeld
@@ -148,9 +154,12 @@ func newBackend(opts *options, log *zerolog.Logger) *socketclient.Client {
 // start: serving goes on (tools are listed, and calls say what is wrong
 // until the backend runs), but whoever reads the log learns it at once.
 func checkBackend(ctx context.Context, log *zerolog.Logger, backend *socketclient.Client) {
-	ctx, cancel := context.WithTimeout(ctx, socketclient.DefaultDialTimeout)
-	defer cancel()
-	if err := backend.Check(ctx); err != nil && ctx.Err() == nil {
+	// Check is bounded by the client's dial timeout.
+	switch err := backend.Check(ctx); {
+	case err == nil || ctx.Err() != nil:
+	case errors.Is(err, socketclient.ErrBusy):
+		log.Warn().Err(err).Str("socket", backend.Path()).Msg("backend busy; serving anyway, calls fail while it accepts no connections")
+	default:
 		log.Warn().Err(err).Str("socket", backend.Path()).Msg("backend not reachable; serving anyway, calls fail until it runs")
 	}
 }
@@ -169,17 +178,50 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
 		Limits:      opts.limits,
+		Hints:       hints,
 		Logger:      log,
 		Audit:       rec,
 		AuditValues: opts.audit.values,
 	}
 	if srv != nil {
-		// Answer initialize while the manifests load; tools/list waits.
+		// Read stdin while the manifests load: a request that needs
+		// them (initialize, for its completions capability, and the
+		// lists) waits for the first load, and ping, cancellations and
+		// 2024-11-05's initialize do not.
 		ro.LoadInBackground = true
 		ro.Report = func(level zerolog.Level, msg string) { srv.Log(clientLevel(level), "tairseach-mcp", msg) }
-		ro.OnChange = func(*registry.Snapshot) { srv.NotifyToolsChanged() } // a no-op unless srv.ListChanged
+		ro.OnChange = func(_ *registry.Snapshot, c registry.Changes) { notifyChanges(srv, c) }
 	}
 	return registry.New(ro)
+}
+
+// hints, and maxMessageSizeHint for the protocol's refusal of a message
+// too long, tell a client which flag changes a setting that a message
+// names, so that it can tell the person running the bridge.
+const maxMessageSizeHint = "raise --max-message-size to accept it"
+
+var hints = registry.Hints{
+	Limits: map[string]string{
+		"depth":         "set with --max-depth",
+		"number length": "set with --max-number-length",
+		"size":          "set with --max-checked-size",
+		"values":        "set with --max-checked-values",
+	},
+	Backend: "fix --socket",
+}
+
+// notifyChanges tells srv's clients which lists changed; each is a no-op
+// unless srv announces that list's changes.
+func notifyChanges(srv *protocol.Server, c registry.Changes) {
+	if c.Tools {
+		srv.NotifyToolsChanged()
+	}
+	if c.Resources {
+		srv.NotifyResourcesChanged()
+	}
+	if c.Prompts {
+		srv.NotifyPromptsChanged()
+	}
 }
 
 // toolProvider is what clients see of reg in the chosen --tool-mode.

@@ -45,7 +45,7 @@ func TestToolsTokensInBothModes(t *testing.T) {
 	}
 	all, search := cost("all"), cost("search")
 	t.Logf("full listing: %d tools, %d bytes, ~%d tokens; search listing: %d bytes, ~%d tokens", len(all.Tools), all.Bytes, all.Tokens, search.Bytes, search.Tokens)
-	if len(all.Tools) != 102 || len(search.Tools) != 2 || search.Tools[0].Name != "tairseach_find_tools" {
+	if len(all.Tools) != 103 || len(search.Tools) != 2 || search.Tools[0].Name != "tairseach_find_tools" {
 		t.Errorf("tools: %d in all mode, %+v in search mode", len(all.Tools), search.Tools)
 	}
 	if search.Tokens > 1000 || all.Tokens < 10*search.Tokens {
@@ -67,7 +67,7 @@ func TestCallInSearchMode(t *testing.T) {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
 	}
 	e, _, errb = testEnv(map[string]string{"TAIRSEACH_TOOL_MODE": "search"})
-	if code := run(context.Background(), e, []string{"call", "--manifests", "../../../manifests-example", "tairseach_notes_list"}); code != exitError || !strings.Contains(errb.String(), `unknown tool "tairseach_notes_list"`) {
+	if code := run(context.Background(), e, []string{"call", "--manifests", "../../../manifests-example", "tairseach_notes_list"}); code != exitUnknownTool || !strings.Contains(errb.String(), `unknown tool "tairseach_notes_list"`) {
 		t.Errorf("a catalogue tool called directly in search mode: exit %d, stderr %s", code, errb)
 	}
 }

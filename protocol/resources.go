@@ -1,0 +1,282 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ErrResourceNotFound is wrapped by a ResourceProvider's error for a URI
+// it does not serve. Clients are sent -32002 before protocol 2026-07-28
+// and -32602 from it, with the URI in the error's data, as each version's
+// specification says.
+var ErrResourceNotFound = &Error{Code: CodeResourceNotFound, Message: "resource not found"}
+
+// Annotations are hints to clients about a resource or template: who its
+// contents are for and how important they are. Every protocol version
+// has them.
+type Annotations struct {
+	Audience []string `json:"audience,omitzero"`
+	Priority *float64 `json:"priority,omitzero"`
+}
+
+// Resource is one resource as a client sees it. A client is sent the
+// fields its protocol version has: Title from 2025-06-18.
+type Resource struct {
+	URI         string       `json:"uri"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitzero"`
+	Description string       `json:"description,omitzero"`
+	MIMEType    string       `json:"mimeType,omitzero"`
+	Annotations *Annotations `json:"annotations,omitzero"`
+}
+
+func (r Resource) encode(s shape) jsontext.Value {
+	if s < shapeStructured {
+		r.Title = ""
+	}
+	b, _ := json.Marshal(r, encodeOpts) // strings and numbers: it cannot fail
+	return b
+}
+
+// ResourceTemplate is one resource template as a client sees it, shaped
+// like a Resource.
+type ResourceTemplate struct {
+	URITemplate string       `json:"uriTemplate"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitzero"`
+	Description string       `json:"description,omitzero"`
+	MIMEType    string       `json:"mimeType,omitzero"`
+	Annotations *Annotations `json:"annotations,omitzero"`
+}
+
+func (t ResourceTemplate) encode(s shape) jsontext.Value {
+	if s < shapeStructured {
+		t.Title = ""
+	}
+	b, _ := json.Marshal(t, encodeOpts)
+	return b
+}
+
+// ResourceSet is an immutable list of resources and one of resource
+// templates, each in the order clients see it. Like a ToolSet, one should
+// be built per change and shared. It is safe for concurrent use.
+type ResourceSet struct {
+	resources *catalogue[Resource]
+	templates *catalogue[ResourceTemplate]
+}
+
+// NewResourceSet returns a ResourceSet holding resources and templates
+// in the given order.
+func NewResourceSet(resources []Resource, templates []ResourceTemplate) *ResourceSet {
+	return &ResourceSet{newCatalogue(resources), newCatalogue(templates)}
+}
+
+// Resources returns the resources; the caller must not modify the slice.
+func (rs *ResourceSet) Resources() []Resource { return rs.resources.items }
+
+// Templates returns the templates; the caller must not modify the slice.
+func (rs *ResourceSet) Templates() []ResourceTemplate { return rs.templates.items }
+
+// Equal reports whether two sets look the same to clients of any version.
+func (rs *ResourceSet) Equal(other *ResourceSet) bool {
+	if rs == nil || other == nil {
+		return rs == other
+	}
+	return rs.resources.equal(other.resources) && rs.templates.equal(other.templates)
+}
+
+// ResourceContents is one part of what a resource holds: text, or binary
+// data, which is sent base64-encoded as a blob.
+type ResourceContents struct {
+	URI      string
+	MIMEType string
+	// Text holds text; Blob, when it is not nil, binary data instead.
+	Text string
+	Blob []byte
+	// TextBytes, when set, is the text as the UTF-8 bytes it was read as
+	// (a backend's JSON, a file), written without being copied into Text.
+	// Like a JSONResult's, those bytes are not counted against the
+	// session's budget: the provider counted them as it read them
+	// (ReadResourceRequest.Hold). They must not change.
+	TextBytes []byte
+}
+
+// MarshalJSONTo encodes the contents as MCP's TextResourceContents or
+// BlobResourceContents.
+func (c ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if c.TextBytes != nil {
+		c.Text = string(c.TextBytes)
+	}
+	if c.Blob != nil {
+		return json.MarshalEncode(enc, struct {
+			URI      string `json:"uri"`
+			MIMEType string `json:"mimeType,omitzero"`
+			Blob     []byte `json:"blob"` // base64, the library's way with []byte
+		}{c.URI, c.MIMEType, c.Blob})
+	}
+	return json.MarshalEncode(enc, struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType,omitzero"`
+		Text     string `json:"text"`
+	}{c.URI, c.MIMEType, c.Text})
+}
+
+// ReadResourceRequest is what the server passes to a ResourceProvider.
+type ReadResourceRequest struct {
+	URI string
+	// ProtocolVersion is the version in force for this request.
+	ProtocolVersion string
+	// Hold counts the bytes held for this read against the session's
+	// budget, as CallToolRequest.Hold does for a call.
+	Hold *Hold
+	// ClientName, ClientVersion, SessionID and Transport say who reads,
+	// as CallToolRequest's do.
+	ClientName, ClientVersion string
+	SessionID                 string
+	Transport                 string
+}
+
+// ReadResourceResult is what a resource holds.
+type ReadResourceResult struct {
+	Contents []ResourceContents `json:"contents"`
+}
+
+// ResourceProvider is what the server needs to serve resources and
+// resource templates. Implementations must be safe for concurrent use.
+type ResourceProvider interface {
+	// Resources returns the current resources and templates. Like
+	// ToolProvider.Tools it runs on the session's reader: it may wait for
+	// a first load, but must not block on I/O after it.
+	Resources() *ResourceSet
+	// ReadResource reads the resource at a URI: one of Resources', or one
+	// that matches a template. An unknown URI is an error wrapping
+	// ErrResourceNotFound; resources/read has no error result, so anything
+	// else that goes wrong is an error too, whose message the client
+	// shows: wrap ErrInvalidParams for what the client got wrong, return
+	// an *Error with CodeInternalError for the rest. The result then
+	// belongs to the server.
+	ReadResource(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
+}
+
+type listResourcesResult struct {
+	Resources  []jsontext.Value `json:"resources"`
+	NextCursor string           `json:"nextCursor,omitzero"`
+	resultTail
+}
+
+func (r *listResourcesResult) takeItems() (string, []jsontext.Value) {
+	items := r.Resources
+	r.Resources = nil
+	return "resources", items
+}
+
+type listTemplatesResult struct {
+	ResourceTemplates []jsontext.Value `json:"resourceTemplates"`
+	NextCursor        string           `json:"nextCursor,omitzero"`
+	resultTail
+}
+
+func (r *listTemplatesResult) takeItems() (string, []jsontext.Value) {
+	items := r.ResourceTemplates
+	r.ResourceTemplates = nil
+	return "resourceTemplates", items
+}
+
+// noResources is what a server without a ResourceProvider serves.
+var noResources = NewResourceSet(nil, nil)
+
+func (ss *session) resourceSet() *ResourceSet {
+	if ss.srv.Resources == nil {
+		return noResources
+	}
+	return ss.srv.Resources.Resources()
+}
+
+// listResources answers resources/list, a page at a time (see page).
+func (ss *session) listResources(_ context.Context, rq *request, p *listParams) (*listResourcesResult, error) {
+	items, next, err := page(ss, rq, ss.resourceSet().resources, p.Cursor, "resource list")
+	if err != nil {
+		return nil, err
+	}
+	return &listResourcesResult{Resources: items, NextCursor: next}, nil
+}
+
+// listTemplates answers resources/templates/list, a page at a time.
+func (ss *session) listTemplates(_ context.Context, rq *request, p *listParams) (*listTemplatesResult, error) {
+	items, next, err := page(ss, rq, ss.resourceSet().templates, p.Cursor, "template list")
+	if err != nil {
+		return nil, err
+	}
+	return &listTemplatesResult{ResourceTemplates: items, NextCursor: next}, nil
+}
+
+type readParams struct {
+	metaParams
+	URI *string `json:"uri"`
+}
+
+type readResourceResult struct {
+	ReadResourceResult
+	resultTail
+}
+
+// readResource answers resources/read through the resource provider. Its
+// resource-not-found error carries the code of the request's version.
+func (ss *session) readResource(ctx context.Context, rq *request, p *readParams) (*readResourceResult, error) {
+	if p.URI == nil {
+		return nil, fmt.Errorf(`%w: resources/read: "uri" is required`, ErrInvalidParams)
+	}
+	var res *ReadResourceResult
+	err := fmt.Errorf("%w: %s", ErrResourceNotFound, *p.URI)
+	if ss.srv.Resources != nil {
+		client := ss.clientOf(rq, &p.Meta)
+		res, err = ss.srv.Resources.ReadResource(ctx, &ReadResourceRequest{URI: *p.URI, ProtocolVersion: rq.version, Hold: rq.hold,
+			ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport})
+	}
+	if errors.Is(err, ErrResourceNotFound) {
+		e := &Error{Code: CodeResourceNotFound, Message: err.Error()}
+		e.Data, _ = json.Marshal(map[string]string{"uri": *p.URI}, encodeOpts)
+		if rq.modern {
+			e.Code = CodeInvalidParams // 2026-07-28 retired -32002
+		}
+		return nil, e
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &readResourceResult{ReadResourceResult: *res}, nil
+}
+
+// encodeReadResult encodes a resources/read response. The text of a
+// result's one contents that is bytes as read (TextBytes) is written from
+// those bytes, in parts around them, as encodeCallResult does for a
+// tool's result.
+func encodeReadResult(id jsontext.Value, res *readResourceResult) (Message, error) {
+	if len(res.Contents) != 1 || res.Contents[0].TextBytes == nil {
+		b, err := encodeResult(id, res)
+		return msgOf(b, nil), err
+	}
+	c := res.Contents[0]
+	// {"jsonrpc":…,"result":{"contents":[{"uri":…,"mimeType":…,"text":"  …  "}],…}}
+	head, err := encodeResult(id, &struct {
+		Contents []ResourceContents `json:"contents"`
+	}{[]ResourceContents{{URI: c.URI, MIMEType: c.MIMEType}}})
+	if err != nil {
+		return Message{}, err
+	}
+	head = head[:len(head)-len(`"}]}}`)]
+	after, err := json.Marshal(&res.resultTail, encodeOpts)
+	if err != nil {
+		return Message{}, err
+	}
+	closing := []byte(`"}]`)
+	if len(after) > len("{}") {
+		closing = append(closing, ',')
+	}
+	closing = append(append(closing, after[1:]...), '}') // the tail's members, and the message's end
+	return Message{parts: []part{{b: head}, {b: c.TextBytes, quoted: true, counted: true}, {b: closing}}}, nil
+}
