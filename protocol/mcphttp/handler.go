@@ -260,7 +260,13 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 		w.WriteHeader(statusOf(m, modern))
 		rc := http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.StallTimeout))
-		if _, err := m.WriteTo(w); err != nil {
+		_, err := m.WriteTo(w)
+		if err == nil {
+			// On the wire before the handler returns: a shutdown may close
+			// the connection as soon as every handler has.
+			err = rc.Flush()
+		}
+		if err != nil {
 			h.log.Debug().Err(err).Msg("response not written")
 		}
 		return
