@@ -82,7 +82,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 // sweep ends the sessions idle past the timeout, until Shutdown.
 func (h *Handler) sweep() {
 	defer close(h.swept)
-	every := min(h.opts.SessionTimeout/4, time.Minute)
+	every := max(min(h.opts.SessionTimeout/4, time.Minute), time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

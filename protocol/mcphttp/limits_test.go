@@ -135,6 +135,19 @@ func TestIdleSessionsEnd(t *testing.T) {
 	})
 }
 
+// A session timeout of a few nanoseconds is a timeout like another: the
+// sweep's period does not fall to zero (a ticker's panic).
+func TestATinySessionTimeoutWorks(t *testing.T) {
+	inBubble(t, Options{SessionTimeout: 3 * time.Nanosecond}, nil, func(t *testing.T, b *bridge) {
+		c := b.legacy(t, "2025-11-25")
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		if r := c.post(request(3, "ping", "")); r.status != http.StatusNotFound {
+			t.Errorf("a session past a timeout of 3ns: %d %s", r.status, r.body)
+		}
+	})
+}
+
 // An event stream with nothing to say sends a comment every KeepAlive,
 // so that proxies and clients do not take it for dead.
 func TestIdleStreamsSendKeepAliveComments(t *testing.T) {
