@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -153,6 +155,4 @@ func TestAStalledReaderLosesItsStream(t *testing.T) {
 
 // isReset reports a connection the peer reset: the bridge may close a
 // connection with unread data in its buffers.
-func isReset(err error) bool {
-	return strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "unexpected EOF")
-}
+func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
