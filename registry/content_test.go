@@ -146,7 +146,7 @@ func TestReadResourceErrors(t *testing.T) {
 		{"tairseach://notes/", protocol.CodeResourceNotFound, "resource not found"},
 		{"tairseach://notes/XYZ", protocol.CodeInvalidParams, "the URI does not fit tairseach://notes/{id}; nothing was sent to the backend:\n- variables.id: does not match pattern"},
 		{"tairseach://status", protocol.CodeInternalError, "The backend returned error -32011 for backend.status: Permission denied\nDetails: {\"reason\":\"no\"}"},
-		{"tairseach://notes/3f", protocol.CodeInternalError, "The Tairseach backend is not reachable (backend unavailable: dial: connection refused). Start it (or fix --socket), then read the resource again."},
+		{"tairseach://notes/3f", protocol.CodeInternalError, "The Tairseach backend is not reachable (backend unavailable: dial: connection refused). Start it, then read the resource again."},
 	} {
 		_, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: tt.uri})
 		if we := protocol.WireError(err); err == nil || we.Code != tt.code || !strings.Contains(err.Error(), tt.msg) {
@@ -345,7 +345,7 @@ func TestAPromptEmbeddingWhatClientsCannotReadIsNotServed(t *testing.T) {
 	r, _ := contentRegistry(t, Options{Filter: Filter{Exclude: []string{"tairseach://secret"}}}, map[string]string{"p.json": data}, okBackend)
 	snap := r.Snapshot()
 	want := []string{
-		"resource tairseach://secret p.json: filtered out by --exclude \"tairseach://secret\" (filtered true)",
+		"resource tairseach://secret p.json: filtered out by the exclude pattern \"tairseach://secret\" (filtered true)",
 		"prompt t_lost p.json: embeds tairseach://nowhere/{id}, which clients cannot read (filtered false)",
 		"prompt t_hidden p.json: embeds tairseach://secret, which clients cannot read (filtered true)",
 	}
