@@ -172,7 +172,7 @@ func idleSessions(s *httpServer, count int, settle time.Duration) (stats, error)
 	}
 	ids := make([][]string, len(conns)) // by connection
 	err := each(conns, func(i int, c *httpConn) error {
-		for range count/len(conns) + btoi(i < count%len(conns)) {
+		for range (count - i + len(conns) - 1) / len(conns) { // its share of count
 			id, err := openSession(c)
 			if err != nil {
 				return err
@@ -218,7 +218,7 @@ func idleSessions(s *httpServer, count int, settle time.Duration) (stats, error)
 	return st, err
 }
 
-// each runs f on every connection at once and returns the first error.
+// each runs f on every connection at once and returns their errors.
 func each(conns []*httpConn, f func(i int, c *httpConn) error) error {
 	errs := make([]error, len(conns))
 	var wg sync.WaitGroup
@@ -227,13 +227,6 @@ func each(conns []*httpConn, f func(i int, c *httpConn) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // idleStats is what the idle sessions row measures of a server: its
