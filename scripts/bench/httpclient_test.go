@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,3 +230,43 @@ func (c *scriptedConn) SetDeadline(time.Time) error      { return nil }
 func (c *scriptedConn) Close() error                     { return nil }
 func (c *scriptedConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *scriptedConn) SetWriteDeadline(time.Time) error { return nil }
+
+// TestStopTakesTheSignalAsAnExit checks that a server that ends by SIGTERM
+// itself, as perf record does when the bench profiles the bridge through
+// a wrapper, is stopped cleanly, and that one that exits with a failure
+// is not.
+func TestStopTakesTheSignalAsAnExit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, script string
+		clean        bool
+	}{
+		{"ended by the signal", "exec sleep 60", true},
+		{"exiting 0", `trap "exit 0" TERM; echo ready; while :; do sleep 0.05; done`, true},
+		{"exiting 3", `trap "exit 3" TERM; echo ready; while :; do sleep 0.05; done`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command("sh", "-c", tt.script)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if tt.script != "exec sleep 60" {
+				// The trap is set once the shell says so.
+				if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := &httpServer{cmd: cmd, logged: make(chan struct{})}
+			close(s.logged)
+			if err := s.stop(); (err == nil) != tt.clean {
+				t.Errorf("stop: %v, want clean %v", err, tt.clean)
+			}
+		})
+	}
+}

@@ -114,13 +114,21 @@ func (s *httpServer) finish(st *stats) error {
 }
 
 // stop asks the server to shut down, as a service manager does (SIGTERM),
-// and waits for it to exit; past a grace period it kills it.
+// and waits for it to exit; past a grace period it kills it. Ending by
+// the signal itself counts as a clean exit, as a wrapper such as perf
+// record does once its work is saved.
 func (s *httpServer) stop() error {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan error, 1)
 	go func() { <-s.logged; exited <- s.cmd.Wait() }() // ends when the process does
 	select {
 	case err := <-exited:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+				return nil
+			}
+		}
 		return err
 	case <-time.After(10 * time.Second):
 		s.cmd.Process.Kill()
