@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // budget bounds the bytes held on behalf of requests: a request's
@@ -41,13 +42,19 @@ type budget struct {
 	mu   sync.Mutex
 	wake chan struct{} // closed when bytes are released; nil while nobody waits
 	peak int64         // the most counted since used was last zero
+	idle *time.Timer   // returns a burst's memory once nothing was held for a while
 }
 
-// burst is the peak past which the end of a burst, when nothing is held
-// any more, returns the memory it used to the operating system: the
+// burst is the peak past which the end of a burst returns the memory it
+// used to the operating system, once nothing was held for idleAfter: the
 // garbage collector would otherwise keep it until its next cycle, which an
-// idle process may not have for minutes.
-const burst = 16 << 20
+// idle process may not have for minutes. Waiting for the quiet keeps a run
+// of large results from paying, result after result, for pages given back
+// and faulted in again.
+const (
+	burst     = 16 << 20
+	idleAfter = time.Second
+)
 
 func newBudget(limit int64, parent *budget) *budget {
 	b := &budget{limit: limit, parent: parent, running: map[*Hold]struct{}{}}
@@ -171,9 +178,28 @@ func (b *budget) releaseLocked(n int64) (burstOver bool) {
 	return burstOver
 }
 
-// afterBurst returns the memory a burst left behind to the system.
-func afterBurst(over bool) {
-	if over {
+// afterBurst arranges, when a burst is over, for its memory to go back to
+// the system once nothing is held for idleAfter.
+func (b *budget) afterBurst(over bool) {
+	if !over {
+		return
+	}
+	root := b.root
+	root.mu.Lock()
+	defer root.mu.Unlock()
+	if root.idle == nil {
+		// The timer's function runs on a goroutine of its own, and ends.
+		root.idle = time.AfterFunc(idleAfter, root.releaseIfIdle)
+	} else {
+		root.idle.Reset(idleAfter)
+	}
+}
+
+func (b *budget) releaseIfIdle() {
+	b.mu.Lock()
+	idle := b.used == 0
+	b.mu.Unlock()
+	if idle {
 		debug.FreeOSMemory()
 	}
 }
@@ -192,7 +218,7 @@ func (h *Hold) finish() {
 	over := h.b.releaseLocked(h.held)
 	h.held, h.running = 0, false
 	root.mu.Unlock()
-	afterBurst(over)
+	h.b.afterBurst(over)
 }
 
 // wakeLocked wakes everyone waiting for room; root.mu is held.
@@ -229,7 +255,7 @@ func (b *budget) give(n int) {
 	b.root.mu.Lock()
 	over := b.releaseLocked(int64(n))
 	b.root.mu.Unlock()
-	afterBurst(over)
+	b.afterBurst(over)
 }
 
 // waitRoom waits until b and its parents are below their limits, for the

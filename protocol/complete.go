@@ -40,11 +40,6 @@ type CompleteResult struct {
 // CompletionProvider is what the server needs to answer
 // completion/complete. Implementations must be safe for concurrent use.
 type CompletionProvider interface {
-	// HasCompletions reports whether any argument can be completed: the
-	// server declares the completions capability only then. Like
-	// ToolProvider.Tools it runs on the session's reader: it may wait for
-	// a first load, but must not block on I/O after it.
-	HasCompletions() bool
 	// Complete completes one argument. An unknown prompt, template or
 	// argument is an error wrapping ErrInvalidParams; an argument that
 	// has no completion gets no values. Anything else that goes wrong is

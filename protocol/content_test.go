@@ -20,7 +20,6 @@ import (
 type fakeContent struct {
 	resources *ResourceSet
 	prompts   *PromptSet
-	completes bool // HasCompletions
 	blocking  bool // reading test://wait waits until the request is cancelled
 }
 
@@ -42,8 +41,7 @@ func newFakeContent() *fakeContent {
 				{Name: "name", Title: "Name", Description: "Who.", Required: true}, {Name: "tone"}}},
 			{Name: "embed", Description: "Embeds an item.", Arguments: []PromptArgument{{Name: "id", Required: true}}},
 		}),
-		completes: true,
-		blocking:  true,
+		blocking: true,
 	}
 }
 
@@ -92,8 +90,6 @@ func (f *fakeContent) GetPrompt(ctx context.Context, req *GetPromptRequest) (*Ge
 	}
 	return nil, fmt.Errorf("%w: unknown prompt %q", ErrInvalidParams, req.Name)
 }
-
-func (f *fakeContent) HasCompletions() bool { return f.completes }
 
 // Complete completes greet's name from 150 names, id of the item template
 // from three.

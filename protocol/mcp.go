@@ -230,7 +230,10 @@ func (ss *session) capabilities(s shape) serverCapabilities {
 		Resources: listCapability{ListChanged: srv.ResourcesListChanged && srv.Resources != nil},
 		Tools:     listCapability{ListChanged: srv.ListChanged},
 	}
-	if s >= shapeAnnotations && srv.Completions != nil && srv.Completions.HasCompletions() {
+	// Declared whenever the server can answer completion/complete, with no
+	// values when no manifest declares a completion: deciding on the
+	// manifests would make initialize wait for their first load.
+	if s >= shapeAnnotations && srv.Completions != nil {
 		c.Completions = &struct{}{}
 	}
 	return c

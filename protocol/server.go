@@ -55,6 +55,10 @@ type Server struct {
 	// an error when its first bytes show its id, or its last bytes end with
 	// it as the last member, and skipped.
 	MaxMessageSize int
+	// MaxMessageSizeHint completes the error answering a longer message
+	// with how to raise the limit, such as "raise --max-message-size to
+	// accept it"; "" adds nothing.
+	MaxMessageSizeHint string
 	// MaxInFlight bounds the tool calls running at once in a session
 	// (default 256). Past it, as many again wait their turn without
 	// holding up other requests; past that the reader waits, which pushes

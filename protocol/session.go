@@ -32,6 +32,8 @@ type session struct {
 	admitted chan struct{} // one place per tool call running or in line
 	sem      chan struct{} // one slot per running tool call
 
+	// mu guards what follows. Lock order: mu, then a budget's or an
+	// outbox's (a notification is sent under mu); never the other way.
 	mu       sync.Mutex
 	stopping bool          // no new calls are started
 	stopped  chan struct{} // closed when stopping is set
@@ -178,11 +180,12 @@ func (ss *session) tooLong(out Sink, prefix, tail []byte) {
 		id = idAtEnd(tail)
 	}
 	if id != nil && !response {
+		msg := fmt.Sprintf("message longer than %d bytes", max)
+		if hint := ss.srv.MaxMessageSizeHint; hint != "" {
+			msg += "; " + hint
+		}
 		h := ss.budget.newHold()
-		ss.reply(nil, &request{id: id, out: out, hold: h}, errorMsg(id, &Error{
-			Code:    CodeInvalidRequest,
-			Message: fmt.Sprintf("message longer than %d bytes; raise --max-message-size to accept it", max),
-		}))
+		ss.reply(nil, &request{id: id, out: out, hold: h}, errorMsg(id, &Error{Code: CodeInvalidRequest, Message: msg}))
 	}
 }
 

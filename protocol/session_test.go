@@ -199,6 +199,7 @@ func TestOverlongMessages(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newTestServer(nil)
 				srv.MaxMessageSize = max
+				srv.MaxMessageSizeHint = "raise --max-message-size to accept it"
 				s := startSession(t, t.Context(), srv, Version20251125)
 				s.expect(tt.line, tt.want...)
 				s.expect(ping, pong) // the session goes on

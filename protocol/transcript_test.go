@@ -37,7 +37,6 @@ type transcriptConfig struct {
 	Tools         int // this many generated tools instead of testTools
 	MaxHeldBytes  int
 	Content       bool // serve fakeContent's resources, prompts and completions
-	NoCompletions bool // with Content: no argument can be completed
 }
 
 func TestTranscripts(t *testing.T) {
@@ -108,7 +107,6 @@ func runTranscript(t *testing.T, cfg transcriptConfig, client []string) []string
 	srv.MaxHeldBytes = cfg.MaxHeldBytes
 	if cfg.Content {
 		c := newFakeContent()
-		c.completes = !cfg.NoCompletions
 		srv.Resources, srv.Prompts, srv.Completions = c, c, c
 		srv.ResourcesListChanged, srv.PromptsListChanged = srv.ListChanged, srv.ListChanged
 	}

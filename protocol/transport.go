@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -17,9 +16,8 @@ import (
 // stream. Requests handled in it share its protocol version, log level,
 // calls in flight and budget. Its methods are safe for concurrent use.
 type Session struct {
-	ss       *session
-	lastUsed atomic.Int64 // UnixNano of the last message
-	closed   atomic.Bool
+	ss     *session
+	closed atomic.Bool
 }
 
 // NewSession starts a session whose messages that belong to no request
@@ -33,7 +31,6 @@ func (s *Server) NewSession(transport string, out Sink) *Session {
 	}
 	c := &Session{ss: s.newSession(out, log)}
 	c.ss.transport = transport
-	c.lastUsed.Store(time.Now().UnixNano())
 	s.register(c.ss)
 	return c
 }
@@ -46,7 +43,6 @@ func (s *Server) NewSession(transport string, out Sink) *Session {
 // counted against the session's budget until answered; Handle waits
 // first while the budget is full, unless ctx ends.
 func (c *Session) Handle(ctx context.Context, msg []byte, out Sink) error {
-	c.lastUsed.Store(time.Now().UnixNano())
 	if c.closed.Load() {
 		return ErrSessionClosed
 	}
@@ -70,9 +66,6 @@ func (c *Session) Busy() bool {
 	defer c.ss.mu.Unlock()
 	return len(c.ss.inflight) > 0
 }
-
-// LastUsed returns when the session last handled a message.
-func (c *Session) LastUsed() time.Time { return time.Unix(0, c.lastUsed.Load()) }
 
 // ProtocolVersion returns the version the session negotiated, or "" before
 // initialize.

@@ -22,6 +22,7 @@ const (
 	outcomeInvalidArguments = "invalid_arguments"
 	outcomeBackendError     = "backend_error"
 	outcomeUnavailable      = "unavailable"
+	outcomeBusy             = "busy"
 	outcomeTimeout          = "timeout"
 	outcomeCancelled        = "cancelled"
 	outcomeBadReply         = "bad_reply"
@@ -140,7 +141,7 @@ func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *manifest
 		if errors.As(err, new(*manifest.LimitError)) {
 			outcome = outcomeRefused
 		}
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, describeDecodeError(err)), true), outcome
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %s. Nothing was sent to the backend.", e.Name, r.describeDecodeError(err)), true), outcome
 	case len(vs) > 0:
 		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s; nothing was sent to the backend. Fix these and call again:\n%s",
 			e.Name, describeViolations(vs, "arguments")), true), outcomeInvalidArguments
@@ -169,20 +170,16 @@ func (r *Registry) checkValue(ctx context.Context, s *manifest.Schema, value jso
 }
 
 // describeDecodeError says why a value could not be checked.
-func describeDecodeError(err error) string {
+func (r *Registry) describeDecodeError(err error) string {
 	var le *manifest.LimitError
 	if !errors.As(err, &le) {
 		return fmt.Sprintf("not valid JSON (%v)", err)
 	}
-	if flag := limitFlags[le.Limit]; flag != "" {
-		return fmt.Sprintf("the value %s (the bridge's limit, set with %s)", le.Error(), flag)
+	if h := r.opts.Hints.Limits[le.Limit]; h != "" {
+		return fmt.Sprintf("the value %s (the bridge's limit, %s)", le.Error(), h)
 	}
 	return "the value " + le.Error()
 }
-
-// limitFlags names the command-line flag of each manifest.Limits field;
-// the bound on a check's work has none.
-var limitFlags = map[string]string{"depth": "--max-depth", "number length": "--max-number-length", "size": "--max-checked-size", "values": "--max-checked-values"}
 
 // Bounds of what a model is told about violations, and of what is logged.
 const (
@@ -255,7 +252,7 @@ func (r *Registry) success(ctx context.Context, e *Entry, output *manifest.Schem
 		case err != nil:
 			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Err(err).Msg("backend result cannot be checked against outputSchema")
 			return protocol.TextResult(fmt.Sprintf("The backend's result for %s cannot be checked against the tool's outputSchema: %s. It is not passed on as valid.",
-				e.Name, describeDecodeError(err)), true), outcomeContractBroken
+				e.Name, r.describeDecodeError(err)), true), outcomeContractBroken
 		case len(vs) > 0:
 			detail := describeViolations(vs, "result")
 			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Strs("violations", violationsForLog(vs, "result")).Msg("backend result does not match outputSchema")
@@ -299,7 +296,15 @@ func (r *Registry) backendFailure(ctx context.Context, kind, name, method, again
 	case errors.Is(err, socketclient.ErrUnavailable):
 		r.log.Warn().Err(err).Str(kind, name).Str("socket", addr).Msg("backend unavailable")
 		tellClient(ctx, "backend unavailable: "+err.Error())
-		return fmt.Sprintf("The Tairseach backend is not reachable (%v). Start it (or fix --socket), then %s.", err, again), outcomeUnavailable
+		start := "Start it"
+		if h := r.opts.Hints.Backend; h != "" {
+			start += " (or " + h + ")"
+		}
+		return fmt.Sprintf("The Tairseach backend is not reachable (%v). %s, then %s.", err, start, again), outcomeUnavailable
+	case errors.Is(err, socketclient.ErrBusy):
+		r.log.Warn().Err(err).Str(kind, name).Str("socket", addr).Msg("backend busy")
+		tellClient(ctx, "backend busy: "+err.Error())
+		return fmt.Sprintf("The Tairseach backend is running but busy (%v). Nothing was sent to it; %s in a moment.", err, again), outcomeBusy
 	case errors.Is(err, socketclient.ErrBadReply):
 		r.log.Warn().Err(err).Str(kind, name).Str("backend_method", method).Msg("bad backend reply")
 		tellClient(ctx, "bad backend reply: "+err.Error())

@@ -131,8 +131,6 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 	}
 	s.resources = protocol.NewResourceSet(resources, templates)
 	s.buildPrompts(prefix, filter, ms, claimedURI, claimedTemplate)
-	s.hasCompletions = slices.ContainsFunc(s.Templates, func(e *TemplateEntry) bool { return len(e.Complete) > 0 }) ||
-		slices.ContainsFunc(s.Prompts, func(e *PromptEntry) bool { return len(e.Complete) > 0 })
 }
 
 // buildPrompts is buildContent's part for prompts; claimed* are the

@@ -95,9 +95,6 @@ func TestContentIsServedInOrder(t *testing.T) {
 	if res := r.Resources().Resources()[0]; res.Title != "Status" || res.Annotations == nil || *res.Annotations.Priority != 1 {
 		t.Errorf("status resource %+v", res)
 	}
-	if !r.HasCompletions() {
-		t.Error("HasCompletions is false")
-	}
 }
 
 func TestReadResource(t *testing.T) {
@@ -149,7 +146,7 @@ func TestReadResourceErrors(t *testing.T) {
 		{"tairseach://notes/", protocol.CodeResourceNotFound, "resource not found"},
 		{"tairseach://notes/XYZ", protocol.CodeInvalidParams, "the URI does not fit tairseach://notes/{id}; nothing was sent to the backend:\n- variables.id: does not match pattern"},
 		{"tairseach://status", protocol.CodeInternalError, "The backend returned error -32011 for backend.status: Permission denied\nDetails: {\"reason\":\"no\"}"},
-		{"tairseach://notes/3f", protocol.CodeInternalError, "The Tairseach backend is not reachable (backend unavailable: dial: connection refused). Start it (or fix --socket), then read the resource again."},
+		{"tairseach://notes/3f", protocol.CodeInternalError, "The Tairseach backend is not reachable (backend unavailable: dial: connection refused). Start it, then read the resource again."},
 	} {
 		_, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: tt.uri})
 		if we := protocol.WireError(err); err == nil || we.Code != tt.code || !strings.Contains(err.Error(), tt.msg) {
@@ -348,7 +345,7 @@ func TestAPromptEmbeddingWhatClientsCannotReadIsNotServed(t *testing.T) {
 	r, _ := contentRegistry(t, Options{Filter: Filter{Exclude: []string{"tairseach://secret"}}}, map[string]string{"p.json": data}, okBackend)
 	snap := r.Snapshot()
 	want := []string{
-		"resource tairseach://secret p.json: filtered out by --exclude \"tairseach://secret\" (filtered true)",
+		"resource tairseach://secret p.json: filtered out by the exclude pattern \"tairseach://secret\" (filtered true)",
 		"prompt t_lost p.json: embeds tairseach://nowhere/{id}, which clients cannot read (filtered false)",
 		"prompt t_hidden p.json: embeds tairseach://secret, which clients cannot read (filtered true)",
 	}
@@ -377,27 +374,23 @@ func TestFiltersApplyToContent(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	for _, tt := range []struct {
-		name           string
-		filter         Filter
-		want           string
-		hasCompletions bool
+		name   string
+		filter Filter
+		want   string
 	}{
-		{"no filter", Filter{}, "tairseach://status tairseach://log tairseach://motd tairseach://picture tairseach://notes/{id} t_notes_review t_status", true},
+		{"no filter", Filter{}, "tairseach://status tairseach://log tairseach://motd tairseach://picture tairseach://notes/{id} t_notes_review t_status"},
 		{"exclude by URI or name", Filter{Exclude: []string{"tairseach://log", "picture", "t_status"}},
-			"tairseach://status tairseach://motd tairseach://notes/{id} t_notes_review", true},
+			"tairseach://status tairseach://motd tairseach://notes/{id} t_notes_review"},
 		// The review prompt embeds notes, which the include leaves out.
-		{"include by manifest name", Filter{Include: []string{"notes.*", "tairseach://motd"}}, "tairseach://motd", false},
+		{"include by manifest name", Filter{Include: []string{"notes.*", "tairseach://motd"}}, "tairseach://motd"},
 		// status's method is no read-only tool's; files, text and prompts
 		// change nothing; the completions' methods are no tool's.
-		{"read-only", Filter{ReadOnly: true}, "tairseach://log tairseach://motd tairseach://picture tairseach://notes/{id} t_notes_review t_status", false},
+		{"read-only", Filter{ReadOnly: true}, "tairseach://log tairseach://motd tairseach://picture tairseach://notes/{id} t_notes_review t_status"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, _ := contentRegistry(t, Options{Filter: tt.filter}, map[string]string{"a.json": notesContent}, okBackend)
 			if got := served(r); got != tt.want {
 				t.Errorf("served %s\nwant   %s", got, tt.want)
-			}
-			if got := r.HasCompletions(); got != tt.hasCompletions {
-				t.Errorf("HasCompletions = %v", got)
 			}
 			if tt.filter.ReadOnly {
 				got, err := r.Complete(t.Context(), &protocol.CompleteRequest{Prompt: "t_notes_review", Argument: "id", Value: "3"})

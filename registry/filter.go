@@ -43,7 +43,7 @@ func (f Filter) reason(client string, t *manifest.Tool) string {
 		return reason
 	}
 	if f.ReadOnly && !readOnly(t) {
-		return "filtered out by --read-only: its annotations do not say readOnlyHint: true"
+		return "filtered out as not read-only: its annotations do not say readOnlyHint: true"
 	}
 	return ""
 }
@@ -52,10 +52,10 @@ func (f Filter) reason(client string, t *manifest.Tool) string {
 // clients, or "".
 func (f Filter) named(names ...string) string {
 	if p, ok := matchAny(f.Exclude, names...); ok {
-		return fmt.Sprintf("filtered out by --exclude %q", p)
+		return fmt.Sprintf("filtered out by the exclude pattern %q", p)
 	}
 	if _, ok := matchAny(f.Include, names...); len(f.Include) > 0 && !ok {
-		return "filtered out: matched by no --include pattern"
+		return "filtered out: matched by no include pattern"
 	}
 	return ""
 }
@@ -68,7 +68,7 @@ func (f Filter) contentReason(m *manifest.Manifest, method string, names ...stri
 		return reason
 	}
 	if f.ReadOnly && method != "" && !readOnlyMethod(m, method) {
-		return fmt.Sprintf("filtered out by --read-only: no tool of its manifest with method %q says readOnlyHint: true", method)
+		return fmt.Sprintf("filtered out as not read-only: no tool of its manifest with method %q says readOnlyHint: true", method)
 	}
 	return ""
 }

@@ -50,16 +50,16 @@ func TestFilters(t *testing.T) {
 			"t_mail_search,t_mail_send,t_mail_delete,t_notes_create,t_notes_list", nil},
 		{"include by manifest name", Filter{Include: []string{"mail.*"}},
 			"t_mail_search,t_mail_send,t_mail_delete",
-			map[string]string{"notes.create": "filtered out: matched by no --include pattern", "notes.list": "filtered out: matched by no --include pattern"}},
+			map[string]string{"notes.create": "filtered out: matched by no include pattern", "notes.list": "filtered out: matched by no include pattern"}},
 		{"include by client name", Filter{Include: []string{"t_notes_*", "t_mail_s*"}},
 			"t_mail_search,t_mail_send,t_notes_create,t_notes_list",
-			map[string]string{"mail.delete": "filtered out: matched by no --include pattern"}},
+			map[string]string{"mail.delete": "filtered out: matched by no include pattern"}},
 		{"exclude wins over include", Filter{Include: []string{"mail.*"}, Exclude: []string{"t_mail_send", "*.delete"}},
 			"t_mail_search",
-			map[string]string{"mail.send": `filtered out by --exclude "t_mail_send"`, "mail.delete": `filtered out by --exclude "*.delete"`}},
+			map[string]string{"mail.send": `filtered out by the exclude pattern "t_mail_send"`, "mail.delete": `filtered out by the exclude pattern "*.delete"`}},
 		{"read-only serves tools that say readOnlyHint: true", Filter{ReadOnly: true},
 			"t_mail_search",
-			map[string]string{"mail.send": "filtered out by --read-only: its annotations do not say readOnlyHint: true"}},
+			map[string]string{"mail.send": "filtered out as not read-only: its annotations do not say readOnlyHint: true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New(Options{Dirs: []string{dir}, Prefix: "t", Filter: tc.filter, Backend: &fakeBackend{fn: func(_ context.Context, _ string, p jsontext.Value) (jsontext.Value, error) { return p, nil }}})

@@ -52,7 +52,7 @@ func hostileRegistry(t *testing.T, timeout time.Duration, reply string) (*Regist
 	be := &fakeBackend{fn: func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
 		return jsontext.Value(reply), nil
 	}}
-	return New(Options{Dirs: []string{dir}, Backend: be, CallTimeout: timeout}), be
+	return New(Options{Dirs: []string{dir}, Backend: be, CallTimeout: timeout, Hints: testHints}), be
 }
 
 func nested(key string, depth int, leaf string) string {

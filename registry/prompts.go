@@ -109,14 +109,6 @@ func argumentNames(e *PromptEntry) string {
 	return "it has " + strings.Join(names, ", ")
 }
 
-// HasCompletions reports whether any served prompt argument or template
-// variable can be completed, waiting for the first load; part of
-// protocol.CompletionProvider.
-func (r *Registry) HasCompletions() bool {
-	<-r.loaded
-	return r.snap.Load().hasCompletions
-}
-
 // completeParams are the params of a backend completion method: the
 // argument being completed, what the user typed so far, and the values of
 // the other arguments already given.

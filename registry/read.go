@@ -173,7 +173,7 @@ func (r *Registry) checkVariables(ctx context.Context, e *TemplateEntry, vars ma
 	case ctx.Err() != nil:
 		return r.stoppedErr(ctx, "while its variables were checked")
 	case err != nil:
-		return fmt.Errorf("%w: the URI's variables cannot be checked: %s", protocol.ErrInvalidParams, describeDecodeError(err))
+		return fmt.Errorf("%w: the URI's variables cannot be checked: %s", protocol.ErrInvalidParams, r.describeDecodeError(err))
 	case len(vs) > 0:
 		return fmt.Errorf("%w: the URI does not fit %s; nothing was sent to the backend:\n%s",
 			protocol.ErrInvalidParams, e.Template.URITemplate, describeViolations(vs, "variables"))

@@ -57,6 +57,9 @@ type Options struct {
 	// Limits bound the arguments and results checked against a schema
 	// (zero fields: manifest's defaults).
 	Limits manifest.Limits
+	// Hints complete messages to a model with how a person changes a
+	// setting they name; none by default.
+	Hints Hints
 	// Logger receives logs; nil means none.
 	Logger *zerolog.Logger
 	// Report, when set, also receives manifest problems, e.g. to forward
@@ -64,7 +67,8 @@ type Options struct {
 	// client that made it, through protocol.ClientLog.) It must not block.
 	Report func(level zerolog.Level, msg string)
 	// OnChange, when set, is called after a reload changed what a client
-	// sees, with the new snapshot and what changed. Calls are serialised.
+	// sees, with the new snapshot and what changed. Calls are serialised,
+	// under the lock of reloads: it must not call Reload.
 	OnChange func(*Snapshot, Changes)
 	// Debounce is how long the watcher waits for events to stop before it
 	// reloads (default 100 ms).
@@ -81,13 +85,30 @@ type Options struct {
 	LoadInBackground bool
 }
 
+// Hints complete messages to a model about what only the person running
+// the bridge can change: a command line words them with its flags, so
+// that the model can pass them on. An empty hint is left out.
+type Hints struct {
+	// Limits maps each of the manifest.Limits, by the name a
+	// manifest.LimitError gives it ("depth", "number length", "size",
+	// "values"), to how it is raised, such as "set with --max-depth".
+	Limits map[string]string
+	// Backend says how to point the bridge at another backend, such as
+	// "fix --socket".
+	Backend string
+}
+
 // Registry is the live tool table. It is safe for concurrent use: calls
 // read the current snapshot, reloads publish a new one.
 type Registry struct {
-	opts   Options
-	log    zerolog.Logger
-	snap   atomic.Pointer[Snapshot]
-	reload sync.Mutex // serialises Reload; guards files
+	opts Options
+	log  zerolog.Logger
+	snap atomic.Pointer[Snapshot]
+	// reload serialises Reload and guards files. It is held while
+	// Report and OnChange run, which take the locks of whoever listens
+	// (a protocol.Server's, its sessions'): lock order reload, then
+	// those; they must never call Reload.
+	reload sync.Mutex
 	files  map[string]*fileState
 
 	decoder      *manifest.Decoder  // of arguments and results, within opts.Limits

@@ -140,8 +140,15 @@ func newCallRegistry(t *testing.T, fn func(ctx context.Context, method string, p
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "n.json"), schemaManifest)
 	be := &fakeBackend{fn: fn}
-	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be, BackendAddr: "/run/t.sock", CallTimeout: time.Second})
+	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be, BackendAddr: "/run/t.sock", CallTimeout: time.Second, Hints: testHints})
 	return r, be
+}
+
+// testHints are hints as a command line gives them.
+var testHints = Hints{
+	Limits: map[string]string{"depth": "set with --max-depth", "number length": "set with --max-number-length", "size": "set with --max-checked-size",
+		"values": "set with --max-checked-values"},
+	Backend: "fix --socket",
 }
 
 func call(t *testing.T, r *Registry, name, args string) *protocol.CallToolResult {
@@ -189,6 +196,8 @@ func TestCallOutcomes(t *testing.T) {
 			wantText: []string{"The backend returned error -32011 for notes.any: Permission denied", `Details: {"reason":"no"}`}},
 		{name: "an unreachable backend says where it was looked for", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w at /run/t.sock: connect: no such file or directory", socketclient.ErrUnavailable), wantError: true,
 			wantText: []string{"not reachable", "at /run/t.sock: connect: no such file or directory", "Start it (or fix --socket)"}},
+		{name: "a backend too busy to accept a connection is busy, not down", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w at /run/t.sock: it accepted no connection within 2s", socketclient.ErrBusy), wantError: true,
+			wantText: []string{"running but busy", "at /run/t.sock: it accepted no connection within 2s", "Nothing was sent to it; call the tool again in a moment."}},
 		{name: "a timeout says the backend is slow or hung", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("read: %w", context.DeadlineExceeded), wantError: true,
 			wantText: []string{"did not answer notes.any within 1s"}},
 		{name: "garbage from the backend is an error", tool: "t_notes_any", args: `{}`, err: fmt.Errorf("%w: invalid character 'h'", socketclient.ErrBadReply), wantError: true,
@@ -510,5 +519,34 @@ func TestTheBackendGetsTheCallTimeout(t *testing.T) {
 	}
 	if !res.IsError || !strings.Contains(res.Content[0].String(), "did not answer notes.any within 3s") {
 		t.Errorf("result = %+v, want the timeout message", res)
+	}
+}
+
+// Without hints the messages to a model name no setting of a command
+// line; with them, each message carries its own.
+func TestHintsCompleteMessagesToTheModel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "h.json"), hostileManifest)
+	down := &fakeBackend{fn: func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
+		return nil, fmt.Errorf("%w at /run/t.sock: connect: no such file or directory", socketclient.ErrUnavailable)
+	}}
+	deep := nested("c", 100, "1")
+	for _, tt := range []struct {
+		name           string
+		hints          Hints
+		limit, backend string
+	}{
+		{"none", Hints{}, "the value is nested deeper than the 64 levels that are checked. Nothing", "Start it, then call the tool again."},
+		{"given", Hints{Limits: map[string]string{"depth": "ask for more"}, Backend: "look elsewhere"},
+			"(the bridge's limit, ask for more).", "Start it (or look elsewhere), then call the tool again."},
+	} {
+		r := New(Options{Dirs: []string{dir}, Backend: down, Hints: tt.hints})
+		if text := resultText(call(t, r, "h_tree", deep)); !strings.Contains(text, tt.limit) {
+			t.Errorf("hints %s: %q lacks %q", tt.name, text, tt.limit)
+		}
+		if text := resultText(call(t, r, "h_bounded", `{}`)); !strings.Contains(text, tt.backend) {
+			t.Errorf("hints %s: %q lacks %q", tt.name, text, tt.backend)
+		}
 	}
 }

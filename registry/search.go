@@ -17,7 +17,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
-	"github.com/tairseach/tairseach-mcp/registry/toolsearch"
+	"github.com/tairseach/tairseach-mcp/registry/internal/toolsearch"
 )
 
 // Search serves a registry in search mode: clients see two tools,

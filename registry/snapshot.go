@@ -29,16 +29,15 @@ type Snapshot struct {
 	// manifests that clients do not see, and why.
 	UnservedContent []UnservedContent
 
-	byName         map[string]*Entry
-	byURI          map[string]*ResourceEntry
-	byTemplate     map[string]*TemplateEntry // by uriTemplate
-	byPrompt       map[string]*PromptEntry   // by client name
-	tools          *protocol.ToolSet
-	resources      *protocol.ResourceSet
-	prompts        *protocol.PromptSet
-	hasCompletions bool
-	naming         []manifest.Problem // conflicts of names, URIs and embedded resources
-	renames        []manifest.Problem // names the client-safe mapping changed
+	byName     map[string]*Entry
+	byURI      map[string]*ResourceEntry
+	byTemplate map[string]*TemplateEntry // by uriTemplate
+	byPrompt   map[string]*PromptEntry   // by client name
+	tools      *protocol.ToolSet
+	resources  *protocol.ResourceSet
+	prompts    *protocol.PromptSet
+	naming     []manifest.Problem // conflicts of names, URIs and embedded resources
+	renames    []manifest.Problem // names the client-safe mapping changed
 }
 
 // Entry is one served tool.

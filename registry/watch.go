@@ -95,11 +95,10 @@ type watches struct {
 }
 
 // relevant reports whether an event can change the tool table: anything
-// about a folder, a root or a manifest file; not editor swap files.
+// about a folder, a root or a manifest file; not editor swap files. A
+// change of attributes counts: chmod decides whether a folder or a file
+// can be read, and whether others can write it.
 func (ws *watches) relevant(ev fsnotify.Event) bool {
-	if ev.Op == fsnotify.Chmod {
-		return false
-	}
 	if ws.targets[ev.Name] {
 		return true
 	}

@@ -17,7 +17,7 @@ targets=(
 	"./manifest FuzzDecodeValue"
 	"./registry FuzzClientName"
 	"./registry FuzzSearchArguments"
-	"./registry/toolsearch FuzzSearch"
+	"./registry/internal/toolsearch FuzzSearch"
 	"./socketclient FuzzDecodeReply"
 	"./cmd/tairseach-mcp/cli FuzzJSONObject"
 )

@@ -42,7 +42,7 @@ if ! cmp -s go.mod "$saved/go.mod" || ! cmp -s go.sum "$saved/go.sum"; then
 fi
 
 if [[ ! -d "$root/../shared/mcp-schema" ]]; then
-	printf '\n\033[1;33m!! ../shared/mcp-schema is missing: every check of messages against the official MCP\n!! schemas will be SKIPPED. CI has it; see docs/development.md.\033[0m\n'
+	printf '\n\033[1;33m!! ../shared/mcp-schema is missing: every test runs, but the check of each message against\n!! the official MCP schemas is SKIPPED (TestTheOfficialSchemasAreHere says so). CI provides\n!! the folder and fails without it; see docs/development.md.\033[0m\n'
 fi
 
 step "go test -race ./... (unit, end-to-end with the Go SDK client, fuzz seeds)"

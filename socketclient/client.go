@@ -36,7 +36,9 @@ type Options struct {
 	// PoolSize bounds the connections, idle and busy (default 16). A call
 	// waits for a connection when all are busy.
 	PoolSize int
-	// DialTimeout bounds connecting (default 2 s).
+	// DialTimeout bounds connecting (default 2 s), including the
+	// attempts made again while the backend's queue of connections
+	// waiting to be accepted is full.
 	DialTimeout time.Duration
 	// MaxReplySize bounds one reply line in bytes (default 32 MiB). A
 	// longer reply fails the call with ErrBadReply without being buffered.
@@ -63,6 +65,8 @@ type Client struct {
 	slots chan struct{}
 	done  chan struct{} // closed by Close: wakes calls waiting for a slot
 
+	// mu guards what follows. It is the only lock here, and no I/O and
+	// no other lock is taken while it is held.
 	mu     sync.Mutex
 	idle   []*conn            // LIFO: the most recently used connection first
 	busy   map[*conn]struct{} // in use; Close closes them to fail their calls
@@ -129,8 +133,8 @@ func (c *Client) Close() error {
 //
 // The call is bounded by ctx: on cancellation or deadline it returns
 // promptly with an error wrapping ctx.Err(). Failures are an *RPCError (the
-// backend's answer), or wrap ErrUnavailable, ErrBadReply, ErrClosed or the
-// context's error.
+// backend's answer), or wrap ErrUnavailable, ErrBusy, ErrBadReply,
+// ErrClosed or the context's error.
 func (c *Client) Call(ctx context.Context, method string, params jsontext.Value) (res jsontext.Value, err error) {
 	start := time.Now()
 	id := c.nextID.Add(1)
@@ -176,7 +180,7 @@ func (c *Client) Call(ctx context.Context, method string, params jsontext.Value)
 
 // Check connects to the backend, checking who is behind the socket, and
 // keeps the connection for the next call. It reports why the backend
-// cannot be reached, wrapping ErrUnavailable.
+// cannot be reached, wrapping ErrUnavailable or ErrBusy.
 func (c *Client) Check(ctx context.Context) error {
 	if err := c.takeSlot(ctx); err != nil {
 		return err

@@ -149,13 +149,14 @@ func TestRPCErrorMessage(t *testing.T) {
 
 func TestUnavailable(t *testing.T) {
 	tests := []struct {
-		name  string
-		setup func(t *testing.T) string // returns the socket path
-		want  string                    // after the path
+		name        string
+		setup       func(t *testing.T) string // returns the socket path
+		want        string                    // after the path
+		pathProblem bool                      // the path holds no socket
 	}{
-		{name: "a missing socket names the path and the reason", want: "no socket there; is the backend running?",
+		{name: "a missing socket names the path and the reason", want: "no socket there; is the backend running?", pathProblem: true,
 			setup: func(t *testing.T) string { return filepath.Join(shortTempDir(t), "none.sock") }},
-		{name: "a regular file says it is not a socket", want: "a regular file, not a socket; point --socket at the backend's socket",
+		{name: "a regular file says it is not a socket", want: "a regular file, not a socket", pathProblem: true,
 			setup: func(t *testing.T) string {
 				path := filepath.Join(shortTempDir(t), "file.sock")
 				if err := os.WriteFile(path, nil, 0o600); err != nil {
@@ -163,6 +164,8 @@ func TestUnavailable(t *testing.T) {
 				}
 				return path
 			}},
+		{name: "a folder says it is not a socket", want: "a folder, not a socket", pathProblem: true,
+			setup: func(t *testing.T) string { return shortTempDir(t) }},
 		{name: "a socket nobody listens on is refused", want: "connect: connection refused",
 			setup: func(t *testing.T) string {
 				path := filepath.Join(shortTempDir(t), "dead.sock")
@@ -174,7 +177,7 @@ func TestUnavailable(t *testing.T) {
 				ln.Close()
 				return path
 			}},
-		{name: "a stopped backend is missing", want: "no socket there; is the backend running?",
+		{name: "a stopped backend is missing", want: "no socket there; is the backend running?", pathProblem: true,
 			setup: func(t *testing.T) string {
 				s := sockettest.NewServer(t, nil)
 				s.Stop()
@@ -191,6 +194,10 @@ func TestUnavailable(t *testing.T) {
 			}
 			if want := "backend unavailable at " + path + ": " + tt.want; !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("err = %q, want it to start %q", err, want)
+			}
+			var pathErr *SocketPathError
+			if errors.As(err, &pathErr) != tt.pathProblem {
+				t.Errorf("err = %v: want a *SocketPathError exactly where the path holds no socket", err)
 			}
 			if err := c.Check(callCtx(t, 5*time.Second)); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Check = %v, want %q", err, tt.want)

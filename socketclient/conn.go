@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"os"
 	"slices"
@@ -45,14 +46,20 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 			return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, err)
 		}
 	}
-	nc, err := (&net.Dialer{Timeout: c.opts.DialTimeout}).DialContext(ctx, "unix", c.path)
+	uc, err := c.connect(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return nil, fmt.Errorf("connecting to the backend: %w", ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded):
+			// ctx's deadline, which the dialer saw pass before ctx did.
+			return nil, fmt.Errorf("connecting to the backend: %w", context.DeadlineExceeded)
+		case queueFull(err):
+			return nil, fmt.Errorf("%w at %s: it accepted no connection within %s; its queue of connections waiting to be accepted stayed full",
+				ErrBusy, c.path, c.opts.DialTimeout)
 		}
 		return nil, fmt.Errorf("%w at %s: %w", ErrUnavailable, c.path, dialProblem(c.path, err))
 	}
-	uc := nc.(*net.UnixConn)
 	if !c.opts.AllowAnyPeer {
 		if err := checkPeer(uc); err != nil {
 			uc.Close()
@@ -74,21 +81,70 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	return cn, nil
 }
 
-// dialProblem explains a failed dial: a path that is not a socket at all
-// says so, rather than "connection refused".
+// Pauses between attempts to connect to a backend whose queue of
+// connections waiting to be accepted is full.
+const (
+	firstRetryPause = time.Millisecond
+	maxRetryPause   = 50 * time.Millisecond
+)
+
+// connect connects to the socket. A backend whose queue of connections
+// waiting to be accepted is full refuses at once (Linux says EAGAIN): it
+// is busy, not down, and a burst of calls meets exactly that. So
+// connecting is tried again, after pauses that grow and are drawn at
+// random so that a burst does not retry in step, until the dial timeout,
+// which then returns the refusal. Connecting to a Unix socket otherwise
+// never waits.
+func (c *Client) connect(ctx context.Context) (*net.UnixConn, error) {
+	var d net.Dialer
+	giveUp := time.Now().Add(c.opts.DialTimeout)
+	pause := firstRetryPause
+	for {
+		nc, err := d.DialContext(ctx, "unix", c.path)
+		if err == nil {
+			return nc.(*net.UnixConn), nil
+		}
+		wait := min(pause/2+rand.N(pause/2+1), time.Until(giveUp))
+		if !queueFull(err) || wait <= 0 {
+			return nil, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		pause = min(2*pause, maxRetryPause)
+	}
+}
+
+// dialProblem explains a failed dial: a path that holds no socket says
+// so, as a *SocketPathError, rather than "connection refused".
 func dialProblem(path string, err error) error {
 	fi, serr := os.Stat(path)
 	switch {
 	case errors.Is(serr, fs.ErrNotExist):
-		return errors.New("no socket there; is the backend running?")
+		return &SocketPathError{}
 	case serr == nil && fi.Mode()&fs.ModeSocket == 0:
-		kind := "a regular file"
-		if fi.IsDir() {
-			kind = "a folder"
-		}
-		return fmt.Errorf("%s, not a socket; point --socket at the backend's socket", kind)
+		return &SocketPathError{Kind: fileKind(fi.Mode())}
 	}
 	return describe(err)
+}
+
+// fileKind names what a file that is not a socket is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "an irregular file"
 }
 
 // describe keeps the part of a network error a person can act on:

@@ -3,6 +3,7 @@ package socketclient
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -19,6 +20,13 @@ var (
 	// unavailable at /run/t.sock: no socket there; is the backend running?".
 	ErrUnavailable = errors.New("backend unavailable")
 
+	// ErrBusy means no request reached the backend because it accepted
+	// no connection within Options.DialTimeout: its socket is there and
+	// something listens on it, but its queue of connections waiting to
+	// be accepted stayed full. The backend is overloaded or hung, not
+	// down.
+	ErrBusy = errors.New("backend busy")
+
 	// ErrBadReply means the request was sent, or may have been, but no
 	// valid reply came back: the reply was not JSON-RPC, answered another
 	// id, was longer than Options.MaxReplySize, or the connection failed
@@ -29,6 +37,32 @@ var (
 	// ErrClosed means the Client was closed before or during the call.
 	ErrClosed = errors.New("backend client closed")
 )
+
+// SocketPathError is wrapped by the ErrUnavailable error of a Client
+// whose socket path holds no socket: nothing at all (then it also
+// matches fs.ErrNotExist), or something else, which Kind names.
+type SocketPathError struct {
+	// Kind is what is at the path, such as "a named pipe", "a device",
+	// "a folder" or "a regular file"; "" when nothing is.
+	Kind string
+}
+
+// Error says what is at the path: "no socket there; is the backend
+// running?", or "a named pipe, not a socket".
+func (e *SocketPathError) Error() string {
+	if e.Kind == "" {
+		return "no socket there; is the backend running?"
+	}
+	return e.Kind + ", not a socket"
+}
+
+// Unwrap returns fs.ErrNotExist when nothing is at the path.
+func (e *SocketPathError) Unwrap() error {
+	if e.Kind == "" {
+		return fs.ErrNotExist
+	}
+	return nil
+}
 
 // RPCError is a JSON-RPC error object the backend answered with, such as
 // code -32011 "Permission denied". Call returns it as *RPCError.

@@ -3,6 +3,7 @@
 package socketclient
 
 import (
+	"errors"
 	"io/fs"
 	"net"
 	"syscall"
@@ -43,4 +44,11 @@ func peek(c *net.UnixConn) (open, pending bool) {
 		return false, false // failed, or closed by the backend
 	}
 	return true, true
+}
+
+// queueFull reports whether a dial failed because the listener's queue
+// of connections waiting to be accepted is full. Linux says so with
+// EAGAIN; other systems refuse such a connection as if nobody listened.
+func queueFull(err error) bool {
+	return errors.Is(err, unix.EAGAIN)
 }

@@ -5,34 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// request is the head of a JSON-RPC 2.0 request line as sent; the params
-// follow it.
-type request struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      uint64 `json:"id"`
-	Method  string `json:"method"`
-}
-
 // requestLine returns the request line, newline included, in parts
 // written one after the other: params go out as they are, without a copy,
 // unless they hold a line break, which would split the line, and are then
 // compacted. Strings and numbers are sent as written. Empty params are left
-// out, since a method without parameters may reject "params": {}.
+// out, since a method without parameters may reject "params": {}. The
+// envelope around them has a fixed shape: its members are written in turn,
+// the method quoted by the JSON library.
 func requestLine(id uint64, method string, params jsontext.Value) (net.Buffers, error) {
 	if len(bytes.Trim(params, " \t\r\n")) == 0 {
 		params = nil
 	}
-	head, err := json.Marshal(request{JSONRPC: "2.0", ID: id, Method: method})
+	head := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":,"params":`)+20+len(method)+2)
+	head = strconv.AppendUint(append(head, `{"jsonrpc":"2.0","id":`...), id, 10)
+	head, err := jsontext.AppendQuote(append(head, `,"method":`...), method)
 	if err != nil {
-		return nil, fmt.Errorf("encode backend request: %w", err)
+		return nil, fmt.Errorf("encode backend request: method %q: %w", method, err)
 	}
 	if params == nil {
-		return net.Buffers{append(head, '\n')}, nil
+		return net.Buffers{append(head, "}\n"...)}, nil
 	}
 	if !params.IsValid() {
 		// Decoding says why, in the words the library uses for values.
@@ -48,8 +45,7 @@ func requestLine(id uint64, method string, params jsontext.Value) (net.Buffers, 
 			return nil, fmt.Errorf("encode backend request: params: %w", err)
 		}
 	}
-	head = append(head[:len(head)-1], `,"params":`...) // {"jsonrpc":…,"method":… then params
-	return net.Buffers{head, params, []byte("}\n")}, nil
+	return net.Buffers{append(head, `,"params":`...), params, []byte("}\n")}, nil
 }
 
 // reply is one message from the backend. A member that is absent stays

@@ -29,6 +29,7 @@ func doctorRun(t *testing.T, home string, args ...string) (out string, code int)
 // every check passes, the unmapped tool is a warning, and the session it
 // starts with itself is clean.
 func TestDoctorOnARealSetup(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	home := t.TempDir()

@@ -154,6 +154,7 @@ func textOf(res *mcp.CallToolResult) string {
 }
 
 func TestGoSDKClient(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name, version, want string
 	}{
@@ -163,6 +164,7 @@ func TestGoSDKClient(t *testing.T) {
 		{"forced to 2025-06-18", "2025-06-18", "2025-06-18"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
 			be := backend(t)
 			dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 			cs := connectSDK(t, bridgeCmd(dir, be.Path), mode.version, nil)
@@ -236,8 +238,10 @@ func TestGoSDKClient(t *testing.T) {
 }
 
 func TestGoSDKClientSeesListChanged(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			be := backend(t)
 			dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 			changed := make(chan struct{}, 10)
@@ -291,7 +295,6 @@ func waitForMethod(t *testing.T, be *sockettest.Server, method string) {
 // against the schema of version.
 func rawSession(t *testing.T, cmd *exec.Cmd, version string, lines ...string) (out []string, stderr string, code int) {
 	t.Helper()
-	protocoltest.RequireSchemas(t)
 	checker := protocoltest.NewChecker(version)
 	var in bytes.Buffer
 	for _, l := range lines {
@@ -320,6 +323,7 @@ func rawSession(t *testing.T, cmd *exec.Cmd, version string, lines ...string) (o
 }
 
 func TestPipedSessionEndsAtEOFAfterCallsInFlight(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	out, _, code := rawSession(t, bridgeCmd(dir, be.Path), "2025-11-25",
@@ -339,6 +343,7 @@ func TestPipedSessionEndsAtEOFAfterCallsInFlight(t *testing.T) {
 }
 
 func TestEveryStdoutLineIsAValidMessageAtDebugLevel(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{
 		"notes.json":    notesManifest,
@@ -347,6 +352,7 @@ func TestEveryStdoutLineIsAValidMessageAtDebugLevel(t *testing.T) {
 	})
 	for _, version := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			lines := []string{
 				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
 				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -383,6 +389,7 @@ func TestEveryStdoutLineIsAValidMessageAtDebugLevel(t *testing.T) {
 }
 
 func TestEveryStdoutLineIsAValidMessageInTheModernEra(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug","progressToken":"p"}`
@@ -466,6 +473,7 @@ func (lb *liveBridge) next(want string) string {
 }
 
 func TestReloadProblemsReachClientsThatAskedForLogs(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	lb := startLive(t, bridgeCmd(dir, be.Path))
@@ -489,6 +497,7 @@ func TestReloadProblemsReachClientsThatAskedForLogs(t *testing.T) {
 }
 
 func TestBackendDown(t *testing.T) {
+	t.Parallel()
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	sock := filepath.Join(t.TempDir(), "absent.sock")
 	out, _, code := rawSession(t, bridgeCmd(dir, sock), "2025-11-25",
@@ -507,12 +516,14 @@ func TestBackendDown(t *testing.T) {
 }
 
 func TestBackendTroubleReachesTheClientThatAskedForLogs(t *testing.T) {
+	t.Parallel()
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	sock := filepath.Join(t.TempDir(), "absent.sock")
 	call := func(id, meta string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":"x"}` + meta + `}}`
 	}
 	t.Run("legacy, after logging/setLevel", func(t *testing.T) {
+		t.Parallel()
 		out, _, _ := rawSession(t, bridgeCmd(dir, sock), "2025-11-25",
 			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
 			`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`,
@@ -522,6 +533,7 @@ func TestBackendTroubleReachesTheClientThatAskedForLogs(t *testing.T) {
 		}
 	})
 	t.Run("modern, with the request's logLevel", func(t *testing.T) {
+		t.Parallel()
 		meta := `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
 		out, _, _ := rawSession(t, bridgeCmd(dir, sock), "2026-07-28",
 			call("1", meta+`}`), call("2", meta+`,"io.modelcontextprotocol/logLevel":"warning"}`))
@@ -538,6 +550,7 @@ func TestBackendTroubleReachesTheClientThatAskedForLogs(t *testing.T) {
 }
 
 func TestBadManifestIsSkippedOthersServe(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{
 		"notes.json": notesManifest,
@@ -558,8 +571,10 @@ func TestBadManifestIsSkippedOthersServe(t *testing.T) {
 // SIGTERM (a client ending the session), SIGINT (Ctrl-C) and SIGHUP (a
 // closed terminal) end it gracefully: the call in flight is answered.
 func TestSignalsFinishCallsInFlight(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			be := backend(t)
 			dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 			cmd := bridgeCmd(dir, be.Path)
@@ -591,6 +606,7 @@ func TestSignalsFinishCallsInFlight(t *testing.T) {
 // the session: the bridge notices at its next write, cancels what is in
 // flight and exits with status 1 and the reason, not killed by SIGPIPE.
 func TestClosedStdoutEndsTheSession(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	cmd := bridgeCmd(dir, be.Path)
@@ -626,6 +642,7 @@ func TestClosedStdoutEndsTheSession(t *testing.T) {
 // client that starts the bridge and closes stdin at once) still reports
 // the manifests' problems and the summary line.
 func TestASessionEndingBeforeTheFirstLoadStillReportsProblems(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	files := map[string]string{"bad.json": `{"id": 3, "tools": []}`}
 	for i := range 400 {
@@ -645,6 +662,7 @@ func TestASessionEndingBeforeTheFirstLoadStillReportsProblems(t *testing.T) {
 
 // With no backend running the bridge says so once at start, and serves.
 func TestNoBackendAtStartIsOneWarning(t *testing.T) {
+	t.Parallel()
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 	sock := filepath.Join(t.TempDir(), "absent.sock")
 	cmd := bridgeCmd(dir, sock)

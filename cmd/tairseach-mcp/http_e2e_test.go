@@ -29,17 +29,26 @@ import (
 type httpBridge struct {
 	cmd    *exec.Cmd
 	url    string
+	exited chan struct{} // closed once its stderr has ended
+
 	mu     sync.Mutex
 	stderr strings.Builder
+	said   chan struct{} // a line came (buffered, 1)
 }
 
-var servingLine = regexp.MustCompile(`serving MCP on (http\S+/mcp)`)
+var servingLine = regexp.MustCompile(`serving MCP on (?:unix:\S+ )?(http\S+/mcp)`)
 
 // startHTTPBridge starts a bridge with --transport http on a free
 // loopback port and returns once it serves.
 func startHTTPBridge(t *testing.T, dir, sock string, extra ...string) *httpBridge {
 	t.Helper()
-	cmd := bridgeCmd(dir, sock, append([]string{"--transport", "http", "--listen", "127.0.0.1:0"}, extra...)...)
+	return startHTTP(t, bridgeCmd(dir, sock, append([]string{"--transport", "http", "--listen", "127.0.0.1:0"}, extra...)...))
+}
+
+// startHTTP starts cmd, a bridge serving HTTP, and returns once it says
+// where. The test's end stops it.
+func startHTTP(t *testing.T, cmd *exec.Cmd) *httpBridge {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -47,15 +56,20 @@ func startHTTPBridge(t *testing.T, dir, sock string, extra ...string) *httpBridg
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b := &httpBridge{cmd: cmd}
+	b := &httpBridge{cmd: cmd, exited: make(chan struct{}), said: make(chan struct{}, 1)}
 	found := make(chan string, 1)
 	go func() { // reads stderr until the bridge exits
+		defer close(b.exited)
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			b.mu.Lock()
 			b.stderr.WriteString(sc.Text() + "\n")
 			b.mu.Unlock()
+			select {
+			case b.said <- struct{}{}:
+			default:
+			}
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case found <- m[1]:
@@ -70,6 +84,8 @@ func startHTTPBridge(t *testing.T, dir, sock string, extra ...string) *httpBridg
 	})
 	select {
 	case b.url = <-found:
+	case <-b.exited:
+		t.Fatalf("the bridge exited:\n%s", b.log())
 	case <-time.After(20 * time.Second):
 		t.Fatalf("the bridge did not say where it serves:\n%s", b.log())
 	}
@@ -80,6 +96,21 @@ func (b *httpBridge) log() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.stderr.String()
+}
+
+// waitLog waits until the bridge has logged a line holding s.
+func (b *httpBridge) waitLog(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for !strings.Contains(b.log(), s) {
+		select {
+		case <-b.said:
+		case <-b.exited:
+			t.Fatalf("the bridge exited before it logged %q:\n%s", s, b.log())
+		case <-deadline:
+			t.Fatalf("the bridge did not log %q:\n%s", s, b.log())
+		}
+	}
 }
 
 func connectHTTP(t *testing.T, url, version string, opts *mcp.ClientOptions) *mcp.ClientSession {

@@ -23,6 +23,7 @@ import (
 // checks that every request with an id got exactly one response and the
 // bridge ended cleanly. The seed is logged; TAIRSEACH_SOAK_SEED replays it.
 func TestRandomisedHostileMix(t *testing.T) {
+	t.Parallel()
 	run := 2 * time.Second
 	if v := os.Getenv("TAIRSEACH_SOAK"); v != "" {
 		d, err := time.ParseDuration(v)

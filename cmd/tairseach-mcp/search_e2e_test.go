@@ -11,8 +11,10 @@ import (
 // TestGoSDKClientInSearchMode: the official Go SDK client lists the two
 // search tools, finds a tool and calls it through call_tool, in both eras.
 func TestGoSDKClientInSearchMode(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			be := backend(t)
 			dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
 			cs := connectSDK(t, bridgeCmd(dir, be.Path, "--tool-mode", "search", "--exclude", "notes.fail"), version, nil)

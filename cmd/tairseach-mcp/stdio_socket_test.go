@@ -18,7 +18,27 @@ import (
 // socket as its stdin and its stdout. A large response must arrive whole
 // even when the client reads it late: the bridge must not leave its stdout
 // non-blocking under a writer that expects it to block.
+// socketPair returns the two ends of a connected pair of Unix sockets.
+// They are close-on-exec, or a bridge (this test's or another's, running
+// in parallel) would hold the ends open (SOCK_CLOEXEC is Linux's;
+// ForkLock keeps an exec from inheriting them before they are marked).
+func socketPair(t *testing.T) (mine, theirs *os.File) {
+	t.Helper()
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os.NewFile(uintptr(fds[0]), "mine"), os.NewFile(uintptr(fds[1]), "theirs")
+}
+
 func TestOneSocketAsStdinAndStdout(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	var tools, methods []string
 	for i := range 1900 {
@@ -27,11 +47,7 @@ func TestOneSocketAsStdinAndStdout(t *testing.T) {
 	}
 	dir := manifestDir(t, map[string]string{"many.json": `{"id":"many","tools":[` + strings.Join(tools, ",") + `],"implementation":{"methods":{` + strings.Join(methods, ",") + `}}}`})
 
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, server := os.NewFile(uintptr(fds[0]), "client"), os.NewFile(uintptr(fds[1]), "server")
+	client, server := socketPair(t)
 	defer client.Close()
 	cmd := bridgeCmd(dir, be.Path, "--no-watch")
 	cmd.Stdin, cmd.Stdout = server, server
@@ -61,7 +77,9 @@ func TestOneSocketAsStdinAndStdout(t *testing.T) {
 			t.Fatalf("response %d lists %d tools, want 1900", i, strings.Count(line, `"inputSchema"`))
 		}
 	}
-	syscall.Shutdown(fds[0], syscall.SHUT_WR) // end of input
+	if rc, err := client.SyscallConn(); err == nil { // end of input
+		rc.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_WR) })
+	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("bridge: %v; stderr:\n%s", err, stderr.String())
 	}
@@ -73,26 +91,12 @@ func TestOneSocketAsStdinAndStdout(t *testing.T) {
 // the description of the stdin it inherited as it found it: a wrapper
 // that started the bridge may share it.
 func TestStdinAsClientsGiveIt(t *testing.T) {
+	t.Parallel()
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
-	pair := func() (mine, theirs *os.File) {
-		// Close-on-exec, or the bridge would hold its own input open
-		// (SOCK_CLOEXEC is Linux's; ForkLock keeps an exec from
-		// inheriting the ends before they are marked).
-		syscall.ForkLock.RLock()
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-		if err == nil {
-			syscall.CloseOnExec(fds[0])
-			syscall.CloseOnExec(fds[1])
-		}
-		syscall.ForkLock.RUnlock()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return os.NewFile(uintptr(fds[0]), "mine"), os.NewFile(uintptr(fds[1]), "theirs")
-	}
 	for _, kind := range []string{"pipes", "sockets"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			var inW, inR, outR, outW *os.File
 			var err error
 			if kind == "pipes" {
@@ -103,8 +107,8 @@ func TestStdinAsClientsGiveIt(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				inW, inR = pair()
-				outR, outW = pair()
+				inW, inR = socketPair(t)
+				outR, outW = socketPair(t)
 			}
 			defer inW.Close()
 			defer inR.Close() // kept open, as a wrapper process would

@@ -20,12 +20,9 @@ type Guard struct {
 	// e.g. "https://app.example".
 	AllowedOrigins []string
 	// AllowedHosts are Host header values allowed besides loopback ones
-	// and the listener's own address, matched exactly (host, and port when
-	// given), e.g. "bridge.lan:8411".
+	// and the address the client connected to, matched exactly (host, and
+	// port when given), e.g. "bridge.lan:8411".
 	AllowedHosts []string
-	// ListenHost is the host:port the listener is bound to; a request to
-	// it by address is allowed.
-	ListenHost string
 	// Token, when set, is the bearer token every request but /healthz
 	// must carry in Authorization.
 	Token string
@@ -44,7 +41,8 @@ func (g *Guard) Check(r *http.Request, checkToken bool) Decision {
 	if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(o) {
 		return Decision{http.StatusForbidden, "origin not allowed: " + o}
 	}
-	if !g.hostAllowed(r.Host) {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !g.hostAllowed(r.Host, local) {
 		return Decision{http.StatusForbidden, "host not allowed: " + r.Host}
 	}
 	if checkToken && g.Token != "" && !g.tokenMatches(r.Header.Get("Authorization")) {
@@ -67,13 +65,14 @@ func (g *Guard) originAllowed(origin string) bool {
 }
 
 // hostAllowed reports whether a Host header names this server: a
-// loopback name or address, the listener's own address, or one named
+// loopback name or address, the address the client connected to (local:
+// a rebinding attack names a host, never an address), or one named
 // exactly. Clients of a Unix socket send a loopback name (localhost).
-func (g *Guard) hostAllowed(host string) bool {
+func (g *Guard) hostAllowed(host string, local net.Addr) bool {
 	if host == "" {
 		return false
 	}
-	if host == g.ListenHost || slices.Contains(g.AllowedHosts, host) {
+	if local != nil && local.Network() == "tcp" && host == local.String() || slices.Contains(g.AllowedHosts, host) {
 		return true
 	}
 	name := host
@@ -96,20 +95,34 @@ func isLoopbackHost(name string) bool {
 // tokenMatches compares the header's bearer token with Token in constant
 // time (of equal-length digests, so the token's length does not show).
 func (g *Guard) tokenMatches(header string) bool {
-	scheme, token, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	token, ok := bearer(header)
+	if !ok {
 		return false
 	}
-	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(g.Token))
+	got, want := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(g.Token))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
-// tokenKey identifies the token a request carried, to bind a session to
-// the token that made it; "" without a token.
+// bearer returns the token of an Authorization header of the Bearer
+// scheme, whose name has no case.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// tokenKey identifies the credentials a request carried, to bind a
+// session to the token that made it: the same bearer token however its
+// header is spelt; "" without credentials.
 func tokenKey(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return ""
+	}
+	if token, ok := bearer(h); ok {
+		h = "Bearer " + token
 	}
 	sum := sha256.Sum256([]byte(h))
 	return string(sum[:])

@@ -9,7 +9,6 @@
 package mcphttp
 
 import (
-	"context"
 	"errors"
 	"io"
 	"mime"
@@ -18,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"github.com/rs/zerolog"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -46,10 +44,13 @@ type Options struct {
 	Guard Guard
 	// MaxSessions bounds the legacy sessions (default 64). When a new one
 	// is asked for, the one idle the longest is ended; if every session
-	// is busy, the request is refused with 503.
+	// is busy (a POST awaiting its answer, a GET stream open, or calls in
+	// flight), the request is refused with 503.
 	MaxSessions int
-	// SessionTimeout ends a legacy session unused for this long, and not
-	// busy (default 30 min).
+	// SessionTimeout ends a legacy session that no request has used for
+	// this long, a POST awaiting its answer and an open GET stream being
+	// use (default 30 min). Its calls still in flight, whose clients are
+	// gone, are cancelled.
 	SessionTimeout time.Duration
 	// MaxBodySize bounds a request body in bytes (default 4 MiB); past
 	// it the answer is 413.
@@ -200,53 +201,6 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	h.postLegacy(w, r, body, env)
 }
 
-// postLegacy serves a POST of the legacy era, in its session.
-func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte, env protocol.Envelope) {
-	if v := env.ProtocolVersion; v != "" && !protocol.IsLegacyVersion(v) {
-		writeError(w, http.StatusBadRequest, env.ID, &protocol.Error{Code: protocol.CodeHeaderMismatch,
-			Message: "Header mismatch: the body's _meta names protocol " + v + ", the MCP-Protocol-Version header does not"})
-		return
-	}
-	var s *session
-	id := r.Header.Get("Mcp-Session-Id")
-	switch {
-	case id == "" && env.Method == "initialize" && !env.Batch:
-		var ok bool
-		if s, ok = h.sessions.add(func() *session { return h.newSession(r) }); !ok {
-			refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many sessions, all busy; try again later")
-			return
-		}
-		h.log.Debug().Str("session", s.id[:8]).Msg("session started")
-	case id == "":
-		refuse(w, http.StatusBadRequest, protocol.CodeInvalidRequest, "Mcp-Session-Id is required: send initialize first")
-		return
-	default:
-		if s = h.sessions.get(id); s == nil || s.token != tokenKey(r) {
-			refuse(w, http.StatusNotFound, protocol.CodeInvalidRequest, "unknown or ended session: initialize again")
-			return
-		}
-	}
-	mb := newMailbox()
-	defer mb.close()
-	// A legacy client's disconnection is not a cancellation (it sends
-	// notifications/cancelled for that): its calls run on, answered into
-	// a closed mailbox.
-	if err := s.ps.Handle(context.WithoutCancel(r.Context()), body, mb); err != nil {
-		refuse(w, http.StatusNotFound, protocol.CodeInvalidRequest, "session ended: initialize again")
-		return
-	}
-	if !env.Request {
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	h.respond(w, r, mb, false, func(hd http.Header) { hd.Set("Mcp-Session-Id", s.id) })
-}
-
-func (h *Handler) newSession(r *http.Request) *session {
-	out := &stream{}
-	return &session{id: newID(), token: tokenKey(r), ps: h.srv.NewSession("http", out), out: out}
-}
-
 // postModern serves a POST of the modern era: a request on its own, with
 // the headers that mirror its body checked first.
 func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte, env protocol.Envelope) {
@@ -260,10 +214,14 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte
 		return
 	}
 	ps := h.srv.NewSession("http", dropping{})
-	h.track(ps, true)
+	if !h.track(ps) {
+		ps.Close()
+		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "the server is shutting down")
+		return
+	}
 	defer func() {
 		ps.Close()
-		h.track(ps, false)
+		h.untrack(ps)
 		if listen {
 			h.closeStream()
 		}
@@ -302,7 +260,13 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 		w.WriteHeader(statusOf(m, modern))
 		rc := http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.StallTimeout))
-		if _, err := m.WriteTo(w); err != nil {
+		_, err := m.WriteTo(w)
+		if err == nil {
+			// On the wire before the handler returns: a shutdown may close
+			// the connection as soon as every handler has.
+			err = rc.Flush()
+		}
+		if err != nil {
 			h.log.Debug().Err(err).Msg("response not written")
 		}
 		return
@@ -327,191 +291,6 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 		h.log.Debug().Err(err).Msg("event stream ended")
 	}
 }
-
-// get serves the GET stream of a legacy session: the messages of the
-// session that belong to no request.
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	if protocol.IsModernVersion(r.Header.Get("MCP-Protocol-Version")) {
-		w.Header().Set("Allow", "POST")
-		refuse(w, http.StatusMethodNotAllowed, protocol.CodeInvalidRequest, "protocol "+protocol.ModernVersion+" has no GET stream; use subscriptions/listen")
-		return
-	}
-	if !accepts(r, "text/event-stream") {
-		refuse(w, http.StatusNotAcceptable, protocol.CodeInvalidRequest, "Accept must list text/event-stream")
-		return
-	}
-	s := h.legacySession(w, r)
-	if s == nil {
-		return
-	}
-	mb := newMailbox()
-	s.out.open(mb)
-	defer s.out.end(mb)
-	sse := startSSE(w, h.opts.StallTimeout, nil)
-	if err := sse.flush(); err != nil {
-		return
-	}
-	never := func(*protocol.Message) bool { return false }
-	if err := pump(r.Context(), mb.done, mb, sse, h.opts.KeepAlive, never); err != nil && !errors.Is(err, errGone) {
-		h.log.Debug().Err(err).Msg("GET stream ended")
-	}
-}
-
-// delete ends a legacy session and cancels its calls.
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	if protocol.IsModernVersion(r.Header.Get("MCP-Protocol-Version")) {
-		w.Header().Set("Allow", "POST")
-		refuse(w, http.StatusMethodNotAllowed, protocol.CodeInvalidRequest, "protocol "+protocol.ModernVersion+" has no sessions to end")
-		return
-	}
-	s := h.legacySession(w, r)
-	if s == nil {
-		return
-	}
-	if h.sessions.remove(s.id) == s {
-		s.close()
-		h.log.Debug().Str("session", s.id[:8]).Msg("session ended by the client")
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// legacySession returns the session a GET or DELETE names, or answers
-// 400 or 404 and returns nil.
-func (h *Handler) legacySession(w http.ResponseWriter, r *http.Request) *session {
-	id := r.Header.Get("Mcp-Session-Id")
-	if id == "" {
-		refuse(w, http.StatusBadRequest, protocol.CodeInvalidRequest, "Mcp-Session-Id is required")
-		return nil
-	}
-	s := h.sessions.get(id)
-	if s == nil || s.token != tokenKey(r) {
-		refuse(w, http.StatusNotFound, protocol.CodeInvalidRequest, "unknown or ended session: initialize again")
-		return nil
-	}
-	return s
-}
-
-// health answers the health check: no token needed, nothing secret told.
-func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
-	if d := h.opts.Guard.Check(r, false); d.Status != 0 {
-		refuse(w, d.Status, protocol.CodeInvalidRequest, d.Reason)
-		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
-	var body any = map[string]string{"status": "ok"}
-	if h.opts.Health != nil {
-		body = h.opts.Health()
-	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		w.WriteHeader(http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(append(b, '\n'))
-}
-
-// Shutdown stops taking requests (they get 503), ends the event streams,
-// lets the requests in flight be answered until ctx ends, then ends every
-// session, cancelling what calls are left, and waits for their answers.
-// It returns ctx's error when calls had to be cancelled.
-func (h *Handler) Shutdown(ctx context.Context) error {
-	h.mu.Lock()
-	if h.draining {
-		h.mu.Unlock()
-		return nil
-	}
-	h.draining = true
-	modern := make([]*protocol.Session, 0, len(h.modern))
-	for ps := range h.modern {
-		modern = append(modern, ps)
-	}
-	h.mu.Unlock()
-	close(h.stop)
-	<-h.swept
-	legacy := h.sessions.all()
-	for _, s := range legacy {
-		s.out.mu.Lock()
-		cur := s.out.cur
-		s.out.mu.Unlock()
-		if cur != nil {
-			s.out.end(cur)
-		}
-		s.ps.Drain()
-	}
-	for _, ps := range modern {
-		ps.Drain() // listen streams end with their final result
-	}
-	done := make(chan struct{})
-	go func() { h.active.Wait(); close(done) }() // ends when every request has been served
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	for _, s := range legacy {
-		s.close()
-	}
-	for _, ps := range modern {
-		ps.Close()
-	}
-	<-done
-	return err
-}
-
-// sweep ends the sessions idle past the timeout, until Shutdown.
-func (h *Handler) sweep() {
-	defer close(h.swept)
-	every := min(h.opts.SessionTimeout/4, time.Minute)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.stop:
-			return
-		case now := <-t.C:
-			for _, s := range h.sessions.idle(now.Add(-h.opts.SessionTimeout)) {
-				h.log.Debug().Str("session", s.id[:8]).Msg("session ended: idle past the timeout")
-				s.close()
-			}
-		}
-	}
-}
-
-func (h *Handler) track(ps *protocol.Session, on bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if on {
-		h.modern[ps] = struct{}{}
-	} else {
-		delete(h.modern, ps)
-	}
-}
-
-func (h *Handler) openStream() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.streams >= h.opts.MaxStreams {
-		return false
-	}
-	h.streams++
-	return true
-}
-
-func (h *Handler) closeStream() {
-	h.mu.Lock()
-	h.streams--
-	h.mu.Unlock()
-}
-
-// Sessions returns how many legacy sessions are open.
-func (h *Handler) Sessions() int { return h.sessions.count() }
 
 // dropping is the Sink of a modern request's session: such a request has
 // nothing that belongs to no request.

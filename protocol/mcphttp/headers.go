@@ -26,12 +26,12 @@ func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 	}
 	version := r.Header.Get("MCP-Protocol-Version")
 	switch {
+	case env.Batch:
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "JSON-RPC batches are not part of protocol " + protocol.ModernVersion}
 	case version == "":
 		return mismatch("the MCP-Protocol-Version header is required")
 	case !protocol.IsModernVersion(version) && !protocol.IsLegacyVersion(version):
 		return protocol.UnsupportedVersion(version)
-	case env.Batch:
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "JSON-RPC batches are not part of protocol " + version}
 	case env.Method == "":
 		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "clients send no responses in protocol " + version}
 	case env.ProtocolVersion == "":
@@ -97,12 +97,22 @@ func refuse(w http.ResponseWriter, status int, code int64, message string) {
 }
 
 // writeError answers status with the JSON-RPC error e, for the request
-// with id when known.
+// with id when known. Without one the error has no id, as the transport
+// says of its refusals: no request of the client's is answered.
 func writeError(w http.ResponseWriter, status int, id jsontext.Value, e *protocol.Error) {
+	var body []byte
+	if id != nil {
+		body = protocol.ErrorResponse(id, e)
+	} else {
+		body, _ = json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			Error   *protocol.Error `json:"error"`
+		}{"2.0", e}) // a string and an error made here: they encode
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	w.Write(append(protocol.ErrorResponse(id, e), '\n'))
+	w.Write(append(body, '\n'))
 }
 
 // statusOf returns the HTTP status of a response sent as JSON: in the

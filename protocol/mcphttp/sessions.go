@@ -10,13 +10,17 @@ import (
 )
 
 // session is a legacy-era session: the protocol session, the GET stream
-// its messages that belong to no request go to, and the token it was
-// made with.
+// its messages that belong to no request go to, the token it was made
+// with, and whether a client is using it.
 type session struct {
 	id    string
 	token string // tokenKey of the request that made it
 	ps    *protocol.Session
 	out   *stream
+
+	// Guarded by the sessions' lock.
+	attached int       // requests of the session being served (a POST awaiting its answer, the GET stream)
+	seen     time.Time // when one last began or ended
 }
 
 // stream is a session's Sink for messages that belong to no request: they
@@ -59,8 +63,25 @@ func (s *stream) end(mb *mailbox) {
 	mb.close()
 }
 
-// sessions holds the legacy sessions by id, at most max of them. It is
-// safe for concurrent use.
+// close ends the stream's GET stream, if one is open.
+func (s *stream) close() {
+	s.mu.Lock()
+	cur := s.cur
+	s.cur = nil
+	s.mu.Unlock()
+	if cur != nil {
+		cur.close()
+	}
+}
+
+// close ends the session: its GET stream closes, its calls are cancelled.
+func (s *session) close() {
+	s.out.close()
+	s.ps.Close()
+}
+
+// sessions holds the legacy sessions by id, at most max of them, and
+// knows which are in use. It is safe for concurrent use.
 type sessions struct {
 	max int
 
@@ -76,14 +97,15 @@ func newID() string {
 }
 
 // add makes room for one more session and adds the one newSession makes,
-// or reports false when every session is busy. Room is made by ending the
-// session idle the longest; a busy one is never ended.
+// attached (the caller detaches it), or reports false when every session
+// is busy. Room is made by ending the session idle the longest; a busy
+// one (in use, or with calls in flight) is never ended.
 func (ss *sessions) add(newSession func() *session) (*session, bool) {
 	ss.mu.Lock()
 	var evict *session
 	if len(ss.byID) >= ss.max {
 		for _, s := range ss.byID {
-			if !s.ps.Busy() && (evict == nil || s.ps.LastUsed().Before(evict.ps.LastUsed())) {
+			if s.attached == 0 && !s.ps.Busy() && (evict == nil || s.seen.Before(evict.seen)) {
 				evict = s
 			}
 		}
@@ -94,6 +116,7 @@ func (ss *sessions) add(newSession func() *session) (*session, bool) {
 		delete(ss.byID, evict.id)
 	}
 	s := newSession()
+	s.attached, s.seen = 1, time.Now()
 	ss.byID[s.id] = s
 	ss.mu.Unlock()
 	if evict != nil {
@@ -102,28 +125,49 @@ func (ss *sessions) add(newSession func() *session) (*session, bool) {
 	return s, true
 }
 
-func (ss *sessions) get(id string) *session {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.byID[id]
-}
-
-// remove removes and returns the session with id, or nil.
-func (ss *sessions) remove(id string) *session {
+// attach returns the session with id made with token key, attached to a
+// request being served; the caller detaches it. It returns nil when there
+// is no such session.
+func (ss *sessions) attach(id, key string) *session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s := ss.byID[id]
-	delete(ss.byID, id)
+	if s == nil || s.token != key {
+		return nil
+	}
+	s.attached++
+	s.seen = time.Now()
 	return s
 }
 
-// idle removes and returns the sessions not busy and unused since before.
+// detach ends a request's use of s.
+func (ss *sessions) detach(s *session) {
+	ss.mu.Lock()
+	s.attached--
+	s.seen = time.Now()
+	ss.mu.Unlock()
+}
+
+// remove removes s, and reports whether it was there.
+func (ss *sessions) remove(s *session) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.byID[s.id] != s {
+		return false
+	}
+	delete(ss.byID, s.id)
+	return true
+}
+
+// idle removes and returns the sessions no request has used since
+// before. Their calls in flight do not keep them: whoever waited for
+// those answers is gone.
 func (ss *sessions) idle(before time.Time) []*session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	var out []*session
 	for id, s := range ss.byID {
-		if !s.ps.Busy() && s.ps.LastUsed().Before(before) {
+		if s.attached == 0 && s.seen.Before(before) {
 			delete(ss.byID, id)
 			out = append(out, s)
 		}
@@ -147,15 +191,4 @@ func (ss *sessions) count() int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return len(ss.byID)
-}
-
-// close ends the session: its GET stream closes, its calls are cancelled.
-func (s *session) close() {
-	s.out.mu.Lock()
-	cur := s.out.cur
-	s.out.mu.Unlock()
-	if cur != nil {
-		s.out.end(cur)
-	}
-	s.ps.Close()
 }

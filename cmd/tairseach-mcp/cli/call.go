@@ -25,7 +25,12 @@ func newCallCmd(e *env, opts *options) *cobra.Command {
 		Long: `call runs one tool through exactly the path a tools/call request takes: name lookup,
 argument validation against the inputSchema, the backend call, result checks. NAME is the
 client-visible name (see 'tairseach-mcp tools'); ARGUMENTS is a JSON object, or - to read it
-from stdin (default {}). The exit status is 1 when the result is an error.`,
+from stdin (default {}); what is not a JSON object is refused, saying where (line and
+column) it goes wrong.
+
+The exit status is 0 for a result, 1 when the result is an error (isError: the backend's
+error, a backend that is down, arguments that fail the inputSchema, ...), 2 for arguments
+that are not a JSON object and other wrong usage, and 3 when no tool answers to NAME.`,
 		Example: `  tairseach-mcp call tairseach_system_info
   tairseach-mcp call tairseach_notes_create '{"title":"groceries","body":"oat milk"}'
   echo '{"path":"."}' | tairseach-mcp call tairseach_files_list -`,
@@ -55,8 +60,8 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, 
 		}
 	}
 	arguments = bytes.TrimSpace(arguments)
-	if !jsontext.Value(arguments).IsValid() || len(arguments) == 0 || arguments[0] != '{' {
-		return usageError{fmt.Errorf("arguments must be a JSON object, like '{\"key\":\"value\"}'")}
+	if err := checkArguments(arguments); err != nil {
+		return usageError{err}
 	}
 	// The output is the result; manifest warnings and call logs would
 	// only clutter it, unless --log-level asks for them.
@@ -64,7 +69,8 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, 
 	if !opts.logLevelSet {
 		level = "error"
 	}
-	log := newLogger(e.stderr, level, opts.logFormat)
+	log, flushLog := newLogger(e.stderr, level, opts.logFormat)
+	defer flushLog()
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 	rec, closeAudit := openAudit(opts.audit, &log)
@@ -74,14 +80,15 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, 
 	if opts.toolMode != "search" {
 		var err error
 		if name, err = resolveTool(reg.Snapshot(), opts.prefix, name); err != nil {
-			return err
+			return unknownToolError{err}
 		}
 	}
 	// The audit log records this call as the call command's.
 	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion,
 		ClientName: "tairseach-mcp call", ClientVersion: version(), Transport: "cli", Ask: askOnTerminal(e, yes, len(args) == 2 && args[1] == "-")})
 	if err != nil {
-		return fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)
+		// CallTool fails only for a name no tool answers to.
+		return unknownToolError{fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)}
 	}
 	if asJSON {
 		out := map[string]any{"content": res.Content, "isError": res.IsError}
@@ -104,6 +111,43 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, 
 		return exitStatus(exitError)
 	}
 	return nil
+}
+
+// checkArguments checks that args are one JSON object. It says what is
+// wrong otherwise, and where, by line and column as validate does.
+func checkArguments(args []byte) error {
+	var v jsontext.Value
+	err := json.Unmarshal(args, &v)
+	var se *jsontext.SyntacticError
+	switch {
+	case len(args) == 0:
+		return errors.New(`the arguments are empty: give a JSON object, like '{"key":"value"}', or leave them out for {}`)
+	case errors.As(err, &se):
+		off := min(int(se.ByteOffset), len(args))
+		line := bytes.Count(args[:off], []byte{'\n'}) + 1
+		col := off - bytes.LastIndexByte(args[:off], '\n')
+		return fmt.Errorf("the arguments are not valid JSON: line %d, column %d: %v", line, col, se.Err)
+	case err != nil:
+		return fmt.Errorf("the arguments are not valid JSON: %v", err)
+	case v.Kind() != '{':
+		return fmt.Errorf(`the arguments must be a JSON object, like '{"key":"value"}', not %s`, kindName(v.Kind()))
+	}
+	return nil
+}
+
+// kindName names a JSON value's kind, for messages.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "null"
 }
 
 // resolveTool finds the client name of the tool a person means: its

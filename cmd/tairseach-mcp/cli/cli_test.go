@@ -76,6 +76,11 @@ func TestPrecedenceIsFlagThenEnvironmentThenDefault(t *testing.T) {
 				t.Errorf("manifests = %v", o.manifests)
 			}
 		}},
+		{"a stray separator in the manifests variable is ignored", map[string]string{"TAIRSEACH_MANIFESTS": "/a" + string(os.PathListSeparator)}, nil, func(t *testing.T, o *options) {
+			if strings.Join(o.manifests, ",") != "/a" {
+				t.Errorf("manifests = %v", o.manifests)
+			}
+		}},
 		{"repeated --manifests flags replace the variable", map[string]string{"TAIRSEACH_MANIFESTS": "/a"}, []string{"--manifests", "/c", "--manifests", "/d"}, func(t *testing.T, o *options) {
 			if strings.Join(o.manifests, ",") != "/c,/d" {
 				t.Errorf("manifests = %v", o.manifests)
@@ -117,6 +122,10 @@ func TestBadSettingsAreUsageErrors(t *testing.T) {
 		{"a bad duration in the environment", map[string]string{"TAIRSEACH_CALL_TIMEOUT": "soon"}, nil, "TAIRSEACH_CALL_TIMEOUT"},
 		{"a zero pool", nil, []string{"--pool-size", "0"}, "--pool-size must be positive"},
 		{"an unknown flag", nil, []string{"--frobnicate"}, "unknown flag"},
+		{"an empty manifests folder, which would watch the working folder", nil, []string{"--manifests", ""}, `--manifests "" names no folder`},
+		{"an empty manifests folder among others", nil, []string{"--manifests", "/a", "--manifests", ""}, `--manifests "" names no folder`},
+		{"an empty manifests variable", map[string]string{"TAIRSEACH_MANIFESTS": ""}, nil, `TAIRSEACH_MANIFESTS="" names no folder`},
+		{"a manifests variable of separators only", map[string]string{"TAIRSEACH_MANIFESTS": string(os.PathListSeparator)}, nil, "TAIRSEACH_MANIFESTS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,17 +311,75 @@ func TestCallFindsTheToolAPersonMeans(t *testing.T) {
 	hidden := `{"id":"h","tools":[{"name":"notes.secret","description":"S.","inputSchema":{"type":"object"},"mcpExpose":false}],"implementation":{"methods":{"notes.secret":"notes.secret"}}}`
 	os.WriteFile(filepath.Join(dir, "hidden.json"), []byte(hidden), 0o644)
 	sock := filepath.Join(t.TempDir(), "none.sock")
-	for _, tt := range []struct{ name, want string }{
-		{"tairseach_notes_list", "not reachable"},
-		{"notes.list", "not reachable"},
-		{"notes_list", "not reachable"},
-		{"notes.lst", `unknown tool "notes.lst" (did you mean`},
-		{"notes.secret", "notes.secret (tools[0] in " + filepath.Join(dir, "hidden.json") + ") is not served: hidden by mcpExpose: false"},
+	for _, tt := range []struct {
+		name, want string
+		code       int
+	}{
+		{"tairseach_notes_list", "not reachable", exitError},
+		{"notes.list", "not reachable", exitError},
+		{"notes_list", "not reachable", exitError},
+		{"notes.lst", `unknown tool "notes.lst" (did you mean`, exitUnknownTool},
+		{"notes.secret", "notes.secret (tools[0] in " + filepath.Join(dir, "hidden.json") + ") is not served: hidden by mcpExpose: false", exitUnknownTool},
 	} {
 		e, _, errb := testEnv(nil)
-		run(context.Background(), e, []string{"call", "--manifests", dir, "--socket", sock, tt.name})
+		code := run(context.Background(), e, []string{"call", "--manifests", dir, "--socket", sock, tt.name})
 		if !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("call %s: stderr %q lacks %q", tt.name, errb, tt.want)
+		}
+		if code != tt.code {
+			t.Errorf("call %s: exit %d, want %d", tt.name, code, tt.code)
+		}
+	}
+}
+
+// call refuses arguments that are not one JSON object with a usage
+// error that says where they go wrong, by line and column.
+func TestCallSaysWhereItsArgumentsGoWrong(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(okManifest), 0o644)
+	for _, tt := range []struct{ args, stdin, want string }{
+		{args: `{"a":1,}`, want: "the arguments are not valid JSON: line 1, column 8: invalid character '}'"},
+		{args: "-", stdin: "{\n  \"a\": tru\n}\n", want: "the arguments are not valid JSON: line 2, column 11: invalid character '\\n' in literal true"},
+		{args: `{"a":1} x`, want: "line 1, column 9: invalid character 'x' after top-level value"},
+		{args: `{"a":1,"a":2}`, want: "line 1, column 8: duplicate object member name"},
+		{args: `[1]`, want: "the arguments must be a JSON object, like '{\"key\":\"value\"}', not an array"},
+		{args: ` `, want: "the arguments are empty"},
+	} {
+		e, _, errb := testEnv(nil)
+		e.stdin = strings.NewReader(tt.stdin)
+		code := run(context.Background(), e, []string{"call", "--manifests", dir, "notes.list", tt.args})
+		if code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("call with %q: exit %d, stderr %q; want %d and %q", tt.args+tt.stdin, code, errb, exitUsage, tt.want)
+		}
+	}
+}
+
+// tools, like validate, exits 1 when the manifests have errors, in every
+// form of its output.
+func TestToolsExitsOneOnManifestErrors(t *testing.T) {
+	t.Parallel()
+	good := t.TempDir()
+	os.WriteFile(filepath.Join(good, "ok.json"), []byte(okManifest), 0o644)
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "ok.json"), []byte(okManifest), 0o644)
+	os.WriteFile(filepath.Join(bad, "broken.json"), []byte(`{"id":`), 0o644)
+	for _, form := range [][]string{nil, {"--json"}, {"--tokens"}} {
+		for _, tt := range []struct {
+			dir  string
+			code int
+		}{{good, exitOK}, {bad, exitError}} {
+			e, out, errb := testEnv(nil)
+			code := run(context.Background(), e, append([]string{"tools", "--manifests", tt.dir}, form...))
+			if code != tt.code {
+				t.Errorf("tools %v on %s: exit %d, want %d\n%s%s", form, filepath.Base(tt.dir), code, tt.code, out, errb)
+			}
+			if tt.code == exitError && !strings.Contains(errb.String(), "1 error in the manifests, see 'tairseach-mcp validate'") {
+				t.Errorf("tools %v: stderr does not say why it failed:\n%s", form, errb)
+			}
+			if !strings.Contains(out.String(), "tairseach_notes_list") {
+				t.Errorf("tools %v: the served tool is not listed:\n%s", form, out)
+			}
 		}
 	}
 }

@@ -52,7 +52,10 @@ func (m machine) appData() string {
 type mcpClient struct {
 	name, title string
 	key         string // the member that maps server names to entries
-	typed       bool   // entries carry "type": "stdio"
+	typed       bool   // entries carry "type": "stdio" (or "http")
+	// urlKey is the member that holds the URL of a bridge serving HTTP:
+	// "url", "serverUrl", or "" for a client that only starts commands.
+	urlKey string
 	// paths returns the client's own folder, there once the client has
 	// run, and its configuration file.
 	paths func(m machine) (dir, file string)
@@ -74,21 +77,21 @@ var mcpClients = []mcpClient{
 		dir := filepath.Join(m.appData(), "Claude")
 		return dir, filepath.Join(dir, "claude_desktop_config.json")
 	}},
-	{name: "claude-code", title: "Claude Code", key: "mcpServers", typed: true, paths: func(m machine) (string, string) {
+	{name: "claude-code", title: "Claude Code", key: "mcpServers", typed: true, urlKey: "url", paths: func(m machine) (string, string) {
 		if dir := m.getenv("CLAUDE_CONFIG_DIR"); dir != "" {
 			return dir, filepath.Join(dir, ".claude.json")
 		}
 		return filepath.Join(m.home, ".claude"), filepath.Join(m.home, ".claude.json")
 	}},
-	{name: "cursor", title: "Cursor", key: "mcpServers", paths: func(m machine) (string, string) {
+	{name: "cursor", title: "Cursor", key: "mcpServers", urlKey: "url", paths: func(m machine) (string, string) {
 		dir := filepath.Join(m.home, ".cursor")
 		return dir, filepath.Join(dir, "mcp.json")
 	}},
-	{name: "vscode", title: "VS Code", key: "servers", typed: true, paths: func(m machine) (string, string) {
+	{name: "vscode", title: "VS Code", key: "servers", typed: true, urlKey: "url", paths: func(m machine) (string, string) {
 		dir := filepath.Join(m.appData(), "Code", "User")
 		return dir, filepath.Join(dir, "mcp.json")
 	}},
-	{name: "windsurf", title: "Windsurf", key: "mcpServers", paths: func(m machine) (string, string) {
+	{name: "windsurf", title: "Windsurf", key: "mcpServers", urlKey: "serverUrl", paths: func(m machine) (string, string) {
 		dir := filepath.Join(m.home, ".codeium", "windsurf")
 		return dir, filepath.Join(dir, "mcp_config.json")
 	}},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -66,6 +67,10 @@ func TestDoctorChecksTheSocket(t *testing.T) {
 	dir := shortDir(t)
 	file := filepath.Join(dir, "file.sock")
 	writeFile(t, file, "", 0o600)
+	fifo := filepath.Join(dir, "fifo.sock")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	stale := filepath.Join(dir, "stale.sock")
 	l, err := net.Listen("unix", stale)
 	if err != nil {
@@ -83,8 +88,10 @@ func TestDoctorChecksTheSocket(t *testing.T) {
 		want      check
 	}{
 		{"a missing socket", filepath.Join(dir, "none.sock"), false, false, check{statusFail, "no socket there", "start the backend"}},
-		{"a regular file", file, false, false, check{statusFail, "is a file, not a socket", "point --socket"}},
-		{"a folder", dir, false, false, check{statusFail, "is a folder, not a socket", "point --socket"}},
+		{"a regular file", file, false, false, check{statusFail, file + ": a regular file, not a socket", "point --socket"}},
+		{"a folder", dir, false, false, check{statusFail, dir + ": a folder, not a socket", "point --socket"}},
+		{"a named pipe", fifo, false, false, check{statusFail, fifo + ": a named pipe, not a socket", "point --socket"}},
+		{"a device", os.DevNull, false, false, check{statusFail, os.DevNull + ": a device, not a socket", "point --socket"}},
 		{"a socket nothing listens on", stale, false, false, check{statusFail, "refused", "start (or restart) the backend"}},
 		{"a backend that accepts connections", live, false, false, check{statusOK, "the socket and the process behind it are yours", ""}},
 		{"with --allow-any-peer", live, true, false, check{statusOK, "not checked: --allow-any-peer", ""}},
@@ -224,7 +231,7 @@ func TestDoctorChecksEachClientsEntry(t *testing.T) {
 		{"an unknown flag", entry(exe, "--sockets=/x"), check{statusFail, `would refuse its args: unknown flag: --sockets (did you mean --socket?)`, "install cursor --force"}},
 		{"a value the bridge refuses", entry(exe, "--transport=pigeon"), check{statusFail, `unknown transport "pigeon"`, ""}},
 		{"an argument that is not a flag", entry(exe, "serve"), check{statusFail, `unexpected argument "serve"`, ""}},
-		{"not a command", `{"mcpServers":{"tairseach":{"url":"http://localhost:1"}}}`, check{statusFail, `"tairseach" is not a command entry`, ""}},
+		{"neither a command nor a URL", `{"mcpServers":{"tairseach":{"cmd":"x"}}}`, check{statusFail, `"tairseach" is neither a command nor a URL entry`, ""}},
 		{"a file with comments", "{\n// mine\n}", check{statusFail, "has comments (line 2)", ""}},
 	}
 	for _, tt := range tests {
@@ -234,7 +241,7 @@ func TestDoctorChecksEachClientsEntry(t *testing.T) {
 			if tt.config != "" {
 				writeFile(t, file, tt.config, 0o600)
 			}
-			rs := checkClients(m, exe, "tairseach")
+			rs := checkClients(t.Context(), m, exe, "tairseach")
 			if len(rs) != 1 || rs[0].Name != "cursor" {
 				t.Fatalf("got %+v, want one result for cursor", rs)
 			}
@@ -242,7 +249,7 @@ func TestDoctorChecksEachClientsEntry(t *testing.T) {
 		})
 	}
 	t.Run("no clients found", func(t *testing.T) {
-		rs := checkClients(testMachine(t, "linux", nil), exe, "tairseach")
+		rs := checkClients(t.Context(), testMachine(t, "linux", nil), exe, "tairseach")
 		if len(rs) != 1 {
 			t.Fatalf("got %+v", rs)
 		}
@@ -370,7 +377,7 @@ func TestDoctorCommand(t *testing.T) {
 		if code != exitError || len(rs) != 9 {
 			t.Fatalf("exit %d, %d checks:\n%s", code, len(rs), out)
 		}
-		if want := (result{"socket", statusFail, filepath.Join(good, "none.sock") + ": no socket there", "start the backend, or point --socket (or TAIRSEACH_SOCKET) at its socket"}); rs[0] != want {
+		if want := (result{"socket", statusFail, filepath.Join(good, "none.sock") + ": no socket there; is the backend running?", "start the backend, or point --socket (or TAIRSEACH_SOCKET) at its socket"}); rs[0] != want {
 			t.Errorf("got %+v, want %+v", rs[0], want)
 		}
 		if rs[8].Name != "stdout" || rs[8].Status != statusOK || rs[1].Fix != "" {

@@ -54,8 +54,8 @@ func TestToolsAndValidateShowWhatTheFiltersLeave(t *testing.T) {
 	for _, want := range []string{
 		"tairseach_notes_list",
 		"NOT SERVED",
-		"notes.create   filtered out by --read-only: its annotations do not say readOnlyHint: true",
-		`system.info    filtered out by --exclude "tairseach_system_*"`,
+		"notes.create   filtered out as not read-only: its annotations do not say readOnlyHint: true",
+		`system.info    filtered out by the exclude pattern "tairseach_system_*"`,
 		"files.reindex  hidden by mcpExpose: false",
 	} {
 		if !strings.Contains(out.String(), want) {

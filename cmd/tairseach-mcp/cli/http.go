@@ -3,12 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
 	"github.com/tairseach/tairseach-mcp/protocol/mcphttp"
@@ -34,6 +37,7 @@ type httpOptions struct {
 	headerTimeout    time.Duration
 	idleTimeout      time.Duration
 	stallTimeout     time.Duration
+	maxStreams       int
 
 	token string // read from the file or TAIRSEACH_AUTH_TOKEN by resolve
 }
@@ -62,6 +66,7 @@ func (o *httpOptions) register(fs *pflag.FlagSet, u func(string) string) {
 	durationVar(fs, &o.headerTimeout, "header-timeout", defaultHeaderTimeout, u("header-timeout"))
 	durationVar(fs, &o.idleTimeout, "idle-timeout", defaultIdleTimeout, u("idle-timeout"))
 	durationVar(fs, &o.stallTimeout, "stall-timeout", mcphttp.DefaultStallTimeout, u("stall-timeout"))
+	countVar(fs, &o.maxStreams, "max-streams", mcphttp.DefaultMaxStreams, u("max-streams"))
 }
 
 // resolve checks the settings and reads the token. The environment's
@@ -78,19 +83,14 @@ func (o *httpOptions) resolve() error {
 		}
 	}
 	for name, v := range map[string]int{"--max-sessions": o.maxSessions, "--max-total-in-flight": o.maxTotalInFlight,
-		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize} {
+		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize, "--max-streams": o.maxStreams} {
 		if v <= 0 {
 			return fmt.Errorf("%s must be positive, not %d", name, v)
 		}
 	}
-	if o.tokenFile != "" {
-		b, err := os.ReadFile(o.tokenFile)
-		if err != nil {
-			return fmt.Errorf("--auth-token-file: %w", err)
-		}
-		if o.token = strings.TrimSpace(string(b)); o.token == "" {
-			return fmt.Errorf("--auth-token-file: %s is empty", o.tokenFile)
-		}
+	var err error
+	if o.token, err = o.bearerToken(); err != nil {
+		return err
 	}
 	ep, err := o.endpoint()
 	if err != nil || ep.loopback {
@@ -103,6 +103,24 @@ func (o *httpOptions) resolve() error {
 		return fmt.Errorf("--listen %s is reachable from other machines: serve HTTPS with --tls-cert and --tls-key, or say --insecure-http to send the token in clear", o.listen)
 	}
 	return nil
+}
+
+// bearerToken returns the token of --auth-token-file, or else of
+// TAIRSEACH_AUTH_TOKEN (which the caller read into o.token), trimmed: a
+// variable read from a file may end in a newline.
+func (o *httpOptions) bearerToken() (string, error) {
+	if o.tokenFile == "" {
+		return strings.TrimSpace(o.token), nil
+	}
+	b, err := os.ReadFile(o.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--auth-token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("--auth-token-file: %s is empty", o.tokenFile)
+	}
+	return token, nil
 }
 
 // endpoint is where the bridge listens, as --listen says.
@@ -132,3 +150,36 @@ func (o *httpOptions) endpoint() (endpoint, error) {
 	}
 	return ep, nil
 }
+
+// handlerOptions are the handler's settings as the flags give them; the
+// caller adds the health report and the logger.
+func (o *httpOptions) handlerOptions() mcphttp.Options {
+	return mcphttp.Options{
+		Guard:          mcphttp.Guard{AllowedOrigins: o.allowedOrigins, AllowedHosts: o.allowedHosts, Token: o.token},
+		MaxSessions:    o.maxSessions,
+		SessionTimeout: o.sessionTimeout,
+		MaxBodySize:    int64(o.maxBodySize),
+		StallTimeout:   o.stallTimeout,
+		MaxStreams:     o.maxStreams,
+	}
+}
+
+// server returns the HTTP server of h with every timeout set as the
+// flags say.
+func (o *httpOptions) server(h http.Handler, lg *zerolog.Logger) *http.Server {
+	return &http.Server{
+		Handler: h,
+		// A client that never finishes its headers (slow loris) is cut off.
+		ReadHeaderTimeout: o.headerTimeout,
+		// A body is bounded by --max-body-size; reading it by this.
+		ReadTimeout: o.headerTimeout + 30*time.Second,
+		// No WriteTimeout: event streams last; each write is bounded by
+		// --stall-timeout instead.
+		IdleTimeout:    o.idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+		ErrorLog:       log.New(logWriter{lg}, "", 0),
+	}
+}
+
+// maxHeaderBytes bounds a request's headers: MCP's are a few short ones.
+const maxHeaderBytes = 64 << 10

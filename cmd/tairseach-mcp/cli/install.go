@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,10 +22,11 @@ type installOptions struct {
 	name          string
 	dryRun, force bool
 	list          bool
-	audit         bool // add --audit-log with the default path
+	audit         bool   // add --audit-log with the default path
+	url           string // reach a bridge serving HTTP there instead of starting one
 }
 
-func newInstallCmd(e *env) *cobra.Command {
+func newInstallCmd(e *env, opts *options) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
 		Use:   "install CLIENT | --list",
@@ -32,9 +34,15 @@ func newInstallCmd(e *env) *cobra.Command {
 		Long: `install adds a server entry that runs this binary to CLIENT's user configuration
 file (one of ` + clientNames() + `), and keeps the rest of the file. The entry carries
 the global flags set here, or through their TAIRSEACH_ variables, that differ from their
-defaults. The previous file is kept as FILE.bak. See docs/clients.md.`,
+defaults. The previous file is kept as FILE.bak. See docs/clients.md.
+
+With --url, the entry instead reaches a bridge already serving HTTP
+(tairseach-mcp --transport http) at that URL, in the client's own format, with the
+bearer token of TAIRSEACH_AUTH_TOKEN or --auth-token-file when one is set; every
+client but claude-desktop can. See docs/http.md.`,
 		Example: `  tairseach-mcp install claude-desktop
   tairseach-mcp install cursor --socket ~/run/tairseach.sock --dry-run
+  tairseach-mcp install vscode --url http://127.0.0.1:8411/mcp
   tairseach-mcp install --list`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,6 +59,9 @@ defaults. The previous file is kept as FILE.bak. See docs/clients.md.`,
 					return err
 				}
 				return runList(e.stdout, m, exe, o.name)
+			}
+			if o.url != "" {
+				return installURL(e, opts, args, o, cmd.InheritedFlags())
 			}
 			m, c, err := target(e, args)
 			if err == nil {
@@ -70,7 +81,38 @@ defaults. The previous file is kept as FILE.bak. See docs/clients.md.`,
 	cmd.Flags().BoolVar(&o.force, "force", false, "replace a different server of the same name; write even if the client is not found")
 	cmd.Flags().BoolVar(&o.list, "list", false, "show the clients found on this machine and whether the bridge is installed there")
 	cmd.Flags().BoolVar(&o.audit, "audit", false, "record every call in ~/.tairseach/audit.log, which every client's bridge shares (adds --audit-log; see 'tairseach-mcp stats')")
+	cmd.Flags().StringVar(&o.url, "url", "", "reach the bridge serving HTTP at this URL (http://127.0.0.1:8411/mcp) instead of starting one; with the token of TAIRSEACH_AUTH_TOKEN or --auth-token-file")
 	return cmd
+}
+
+// installURL installs an entry that reaches the HTTP bridge at o.url.
+// The bridge's flags set here are the bridge's business: they are named,
+// and not written.
+func installURL(e *env, opts *options, args []string, o installOptions, flags *pflag.FlagSet) error {
+	if o.audit {
+		return usageError{errors.New("--audit goes to the bridge: run the HTTP bridge with --audit-log, and install --url without it")}
+	}
+	if err := checkURL(o.url); err != nil {
+		return usageError{err}
+	}
+	m, c, err := target(e, args)
+	if err != nil {
+		return err
+	}
+	token, err := opts.http.bearerToken()
+	if err != nil {
+		return err
+	}
+	var ignored []string
+	for _, a := range serverArgs(flags, m.home) {
+		if !strings.HasPrefix(a, "--auth-token-file=") {
+			ignored = append(ignored, a)
+		}
+	}
+	if len(ignored) > 0 {
+		fmt.Fprintf(e.stdout, "Not written (they are the HTTP bridge's flags, set where it runs): %s\n", strings.Join(ignored, " "))
+	}
+	return runInstall(e.stdout, m, c, urlEntry{url: o.url, token: token}, o)
 }
 
 func newUninstallCmd(e *env) *cobra.Command {
@@ -177,7 +219,11 @@ func (s serverEntry) same(v jsontext.Value) bool {
 	return json.Unmarshal(v, &old) == nil && old.Command == s.Command && slices.Equal(old.Args, s.Args)
 }
 
-func runInstall(w io.Writer, m machine, c mcpClient, entry serverEntry, o installOptions) error {
+func runInstall(w io.Writer, m machine, c mcpClient, entry clientEntry, o installOptions) error {
+	entry, err := entry.in(c)
+	if err != nil {
+		return err
+	}
 	dir, path := c.paths(m)
 	if !c.found(m) && !o.force {
 		return fmt.Errorf("%s not found: %s does not exist; start %s once, or pass --force to write %s anyway", c.title, dir, c.title, path)
@@ -186,8 +232,10 @@ func runInstall(w io.Writer, m machine, c mcpClient, entry serverEntry, o instal
 	if err != nil {
 		return err
 	}
-	if c.typed {
-		entry.Type = "stdio"
+	if entry.secret() && f.perm&0o077 != 0 {
+		// The token is a password to the bridge: only you may read it.
+		fmt.Fprintf(w, "%s will hold the bridge's token: its mode becomes 0600 (was %#o).\n", f.path, f.perm)
+		f.perm = 0o600
 	}
 	want, err := json.Marshal(entry)
 	if err != nil {
@@ -253,9 +301,10 @@ func apply(w io.Writer, c mcpClient, f *configFile, o installOptions, done strin
 	return nil
 }
 
-// showEntry indents an entry, each line after prefix.
+// showEntry indents an entry, each line after prefix, its credentials
+// hidden.
 func showEntry(prefix, name string, v jsontext.Value) string {
-	v = v.Clone()
+	v = redact(v).Clone()
 	_ = v.Indent(jsontext.WithIndent("  ")) // v was decoded: valid
 	lines := strings.Split(fmt.Sprintf("%q: %s", name, v), "\n")
 	return prefix + strings.Join(lines, "\n"+prefix)
@@ -299,9 +348,13 @@ func entryState(c mcpClient, path, name, exe string) string {
 	if !ok {
 		return "not installed"
 	}
+	var u urlEntry
+	if json.Unmarshal(v, &u) == nil && u.where() != "" {
+		return "installed, reaches " + u.where()
+	}
 	var e serverEntry
 	if json.Unmarshal(v, &e) != nil || e.Command == "" {
-		return fmt.Sprintf("%q is not a command entry", name)
+		return fmt.Sprintf("%q is neither a command nor a URL entry", name)
 	}
 	real, err := resolveCommand(e.Command)
 	switch {

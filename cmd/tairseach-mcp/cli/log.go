@@ -21,16 +21,25 @@ func parseLevel(s string) (zerolog.Level, error) {
 
 // newLogger builds the process's only root logger. It writes to w
 // (stderr), as console text when format is console, or auto and w is a
-// terminal; as JSON lines otherwise.
-func newLogger(w io.Writer, level, format string) zerolog.Logger {
+// terminal; as JSON lines otherwise. Lines go through a logBuffer, so
+// that a stderr nobody reads never blocks a caller: flush writes what is
+// left, within a bound, and must be called once logging is over.
+func newLogger(w io.Writer, level, format string) (log zerolog.Logger, flush func()) {
 	lvl, err := parseLevel(level)
 	if err != nil {
 		lvl = zerolog.InfoLevel
 	}
+	formatted := func(out io.Writer) io.Writer { return out }
 	if format == "console" || format == "auto" && isTerminal(w) {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+		formatted = func(out io.Writer) io.Writer { return zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly} }
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+	// The buffer's writer reports lines it dropped straight to w, in the
+	// same format: it is the one goroutine that writes there.
+	direct := zerolog.New(formatted(w)).With().Timestamp().Logger()
+	buf := newLogBuffer(w, logBufferSize, func(n int) {
+		direct.Warn().Int("dropped", n).Msg("log lines dropped: stderr was not read fast enough")
+	})
+	return zerolog.New(formatted(buf)).Level(lvl).With().Timestamp().Logger(), buf.Close
 }
 
 // isTerminal tells whether f, stdin or stderr, is a terminal.

@@ -101,14 +101,15 @@ var httpSettings = []setting{
 	{"tls-cert", "TAIRSEACH_TLS_CERT", "TLS certificate file (PEM); with --tls-key, serve HTTPS"},
 	{"tls-key", "TAIRSEACH_TLS_KEY", "TLS private key file (PEM)"},
 	{"insecure-http", "TAIRSEACH_INSECURE_HTTP", "allow plain HTTP on an address other than loopback (the token then travels in clear)"},
-	{"max-sessions", "TAIRSEACH_MAX_SESSIONS", "most HTTP sessions at once; when full, the one idle the longest is ended"},
-	{"session-timeout", "TAIRSEACH_SESSION_TIMEOUT", "an HTTP session unused this long is ended"},
+	{"max-sessions", "TAIRSEACH_MAX_SESSIONS", "most HTTP sessions at once; when full, the one idle the longest is ended (never a busy one: then 503)"},
+	{"session-timeout", "TAIRSEACH_SESSION_TIMEOUT", "an HTTP session no request has used this long (an open GET stream is use) is ended, and calls it left are cancelled"},
 	{"max-total-in-flight", "TAIRSEACH_MAX_TOTAL_IN_FLIGHT", "most tool calls running at once over all HTTP sessions"},
 	{"max-total-held-bytes", "TAIRSEACH_MAX_TOTAL_HELD_BYTES", "most bytes held for requests over all HTTP sessions (see --max-held-bytes, which bounds each)"},
 	{"max-body-size", "TAIRSEACH_MAX_BODY_SIZE", "largest HTTP request body (bytes, or with a unit: 4MiB)"},
 	{"header-timeout", "TAIRSEACH_HEADER_TIMEOUT", "longest time to read a request's headers"},
 	{"idle-timeout", "TAIRSEACH_IDLE_TIMEOUT", "an idle keep-alive connection is closed after this long"},
 	{"stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "a client that takes longer than this to read part of a response loses that response's stream"},
+	{"max-streams", "TAIRSEACH_MAX_STREAMS", "most subscriptions/listen streams (protocol 2026-07-28) open at once over all HTTP clients"},
 }
 
 func (o *options) register(fs *pflag.FlagSet) {
@@ -167,9 +168,13 @@ func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
 			continue
 		}
 		if s.flag == "manifests" {
+			if strings.Trim(v, string(filepath.ListSeparator)) == "" {
+				// Not the default: whoever set it meant some folder.
+				return usageError{fmt.Errorf("%s=%q names no folder: set it to the folders that hold your manifests, or unset it for the default", s.env, v)}
+			}
 			for _, p := range filepath.SplitList(v) {
 				if p == "" {
-					continue
+					continue // a stray separator, as in "a:"
 				}
 				if err := f.Value.Set(p); err != nil {
 					return usageError{fmt.Errorf("%s: %w", s.env, err)}
@@ -231,6 +236,10 @@ func (o *options) resolve() error {
 		if v <= 0 {
 			return usageError{fmt.Errorf("%s must be positive, not %d", name, v)}
 		}
+	}
+	if slices.Contains(o.manifests, "") {
+		// The folder "" would be the working folder, watched recursively.
+		return usageError{errors.New(`--manifests "" names no folder: give the folder that holds your manifests`)}
 	}
 	home, _ := os.UserHomeDir()
 	if len(o.manifests) == 0 {

@@ -211,7 +211,7 @@ func resolvePrompt(snap *registry.Snapshot, prefix, typed string) (string, error
 
 // contentRegistry loads the manifests with a backend and the audit log,
 // for read and prompt: quiet unless --log-level asks, as for call. done
-// closes the audit log and the backend.
+// closes the audit log and the backend, and flushes the log.
 func contentRegistry(e *env, opts *options) (reg *registry.Registry, done func(), err error) {
 	if err := requireManifests(opts.manifests); err != nil {
 		return nil, nil, err
@@ -220,10 +220,10 @@ func contentRegistry(e *env, opts *options) (reg *registry.Registry, done func()
 	if !opts.logLevelSet {
 		level = "error"
 	}
-	log := newLogger(e.stderr, level, opts.logFormat)
+	log, flushLog := newLogger(e.stderr, level, opts.logFormat)
 	backend := newBackend(opts, &log)
 	rec, closeAudit := openAudit(opts.audit, &log)
-	return newRegistry(opts, backend, &log, nil, rec), func() { closeAudit(); backend.Close() }, nil
+	return newRegistry(opts, backend, &log, nil, rec), func() { closeAudit(); backend.Close(); flushLog() }, nil
 }
 
 // printableText is printable for text meant to be read whole: line

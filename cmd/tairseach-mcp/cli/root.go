@@ -19,9 +19,10 @@ import (
 
 // Exit statuses.
 const (
-	exitOK    = 0
-	exitError = 1 // the command ran and failed (a tool error, problems found)
-	exitUsage = 2 // the command was invoked wrongly
+	exitOK          = 0
+	exitError       = 1 // the command ran and failed (a tool error, problems found)
+	exitUsage       = 2 // the command was invoked wrongly
+	exitUnknownTool = 3 // call: no tool answers to the name given
 )
 
 // env reads the process environment; tests substitute their own.
@@ -67,9 +68,13 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "tairseach-mcp: %s\n", printable(err.Error()))
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsageError(err) {
+	var ut unknownToolError
+	switch {
+	case errors.As(err, &ue) || isCobraUsageError(err):
 		fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return exitUsage
+	case errors.As(err, &ut):
+		return exitUnknownTool
 	}
 	return exitError
 }
@@ -84,6 +89,13 @@ func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)
 func isCobraUsageError(err error) bool {
 	return strings.HasPrefix(err.Error(), "unknown command")
 }
+
+// unknownToolError marks the failure to find the tool a command names
+// (exit status 3), so that a script can tell it from a tool's error.
+type unknownToolError struct{ err error }
+
+func (e unknownToolError) Error() string { return e.err.Error() }
+func (e unknownToolError) Unwrap() error { return e.err }
 
 // usageArgs marks an argument validator's errors as usage errors.
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
@@ -141,7 +153,7 @@ variable, which wins over the default.`,
 		newPromptsCmd(e, opts), newPromptCmd(e, opts),
 		newValidateCmd(e, opts),
 		newVersionCmd(e),
-		newInstallCmd(e), newUninstallCmd(e),
+		newInstallCmd(e, opts), newUninstallCmd(e),
 		newDoctorCmd(e, opts),
 		newStatsCmd(e, opts),
 	)

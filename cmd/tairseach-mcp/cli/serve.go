@@ -20,7 +20,8 @@ import (
 // runServe serves MCP on the env's stdin and stdout until stdin ends or
 // ctx is cancelled (a signal). stdout carries protocol messages only.
 func runServe(ctx context.Context, e *env, opts *options) error {
-	log := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	log, flushLog := newLogger(e.stderr, opts.logLevel, opts.logFormat)
+	defer flushLog()
 	// A client that closes the bridge's stdout then ends the session
 	// through the failed write (calls cancelled, the reason logged, exit
 	// status 1) instead of by SIGPIPE on the spot.
@@ -38,26 +39,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	backend := newBackend(opts, &log)
 	defer backend.Close()
 
-	srv := &protocol.Server{
-		Info:         serverInfo(),
-		Instructions: opts.instructions,
-		Logger:       &log,
-		ListChanged:  !opts.noWatch && opts.toolMode != "search", // the search tools never change
-		// Resources and prompts are served as they are in either mode.
-		ResourcesListChanged: !opts.noWatch,
-		PromptsListChanged:   !opts.noWatch,
-		MaxMessageSize:       opts.maxMessageSize,
-		MaxInFlight:          opts.maxInFlight,
-		MaxHeldBytes:         opts.maxHeldBytes,
-		Hurry:                e.hurry,
-	}
-	if opts.transport == "http" {
-		srv.MaxTotalInFlight, srv.MaxTotalHeldBytes = opts.http.maxTotalInFlight, opts.http.maxTotalHeld
-	}
-	srv.ProgressInterval = opts.progress
-	if opts.progress == 0 {
-		srv.ProgressInterval = -1 // off
-	}
+	srv := newServer(opts, &log, e.hurry)
 	rec, closeAudit := openAudit(opts.audit, &log)
 	defer closeAudit()
 	reg := newRegistry(opts, backend, &log, srv, rec)
@@ -122,6 +104,33 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	return nil
 }
 
+// newServer returns the protocol server the options describe, without
+// its tools.
+func newServer(opts *options, log *zerolog.Logger, hurry <-chan struct{}) *protocol.Server {
+	srv := &protocol.Server{
+		Info:         serverInfo(),
+		Instructions: opts.instructions,
+		Logger:       log,
+		ListChanged:  !opts.noWatch && opts.toolMode != "search", // the search tools never change
+		// Resources and prompts are served as they are in either mode.
+		ResourcesListChanged: !opts.noWatch,
+		PromptsListChanged:   !opts.noWatch,
+		MaxMessageSize:       opts.maxMessageSize,
+		MaxMessageSizeHint:   maxMessageSizeHint,
+		MaxInFlight:          opts.maxInFlight,
+		MaxHeldBytes:         opts.maxHeldBytes,
+		Hurry:                hurry,
+	}
+	if opts.transport == "http" {
+		srv.MaxTotalInFlight, srv.MaxTotalHeldBytes = opts.http.maxTotalInFlight, opts.http.maxTotalHeld
+	}
+	srv.ProgressInterval = opts.progress
+	if opts.progress == 0 {
+		srv.ProgressInterval = -1 // off
+	}
+	return srv
+}
+
 // memoryLimit is the Go runtime's soft memory limit for a bridge whose
 // budget is held bytes: twice that, for the copies a message makes on
 // its way, and room for the rest of the process.
@@ -145,9 +154,12 @@ func newBackend(opts *options, log *zerolog.Logger) *socketclient.Client {
 // start: serving goes on (tools are listed, and calls say what is wrong
 // until the backend runs), but whoever reads the log learns it at once.
 func checkBackend(ctx context.Context, log *zerolog.Logger, backend *socketclient.Client) {
-	ctx, cancel := context.WithTimeout(ctx, socketclient.DefaultDialTimeout)
-	defer cancel()
-	if err := backend.Check(ctx); err != nil && ctx.Err() == nil {
+	// Check is bounded by the client's dial timeout.
+	switch err := backend.Check(ctx); {
+	case err == nil || ctx.Err() != nil:
+	case errors.Is(err, socketclient.ErrBusy):
+		log.Warn().Err(err).Str("socket", backend.Path()).Msg("backend busy; serving anyway, calls fail while it accepts no connections")
+	default:
 		log.Warn().Err(err).Str("socket", backend.Path()).Msg("backend not reachable; serving anyway, calls fail until it runs")
 	}
 }
@@ -166,6 +178,7 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
 		Limits:      opts.limits,
+		Hints:       hints,
 		Logger:      log,
 		Audit:       rec,
 		AuditValues: opts.audit.values,
@@ -180,6 +193,21 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		ro.OnChange = func(_ *registry.Snapshot, c registry.Changes) { notifyChanges(srv, c) }
 	}
 	return registry.New(ro)
+}
+
+// hints, and maxMessageSizeHint for the protocol's refusal of a message
+// too long, tell a client which flag changes a setting that a message
+// names, so that it can tell the person running the bridge.
+const maxMessageSizeHint = "raise --max-message-size to accept it"
+
+var hints = registry.Hints{
+	Limits: map[string]string{
+		"depth":         "set with --max-depth",
+		"number length": "set with --max-number-length",
+		"size":          "set with --max-checked-size",
+		"values":        "set with --max-checked-values",
+	},
+	Backend: "fix --socket",
 }
 
 // notifyChanges tells srv's clients which lists changed; each is a no-op

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -36,30 +35,10 @@ func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Log
 	if err != nil {
 		return err
 	}
-	guard := mcphttp.Guard{AllowedOrigins: ho.allowedOrigins, AllowedHosts: ho.allowedHosts, Token: ho.token}
-	if ep.network == "tcp" {
-		guard.ListenHost = ln.Addr().String()
-	}
-	h := mcphttp.NewHandler(srv, mcphttp.Options{
-		Guard:          guard,
-		MaxSessions:    ho.maxSessions,
-		SessionTimeout: ho.sessionTimeout,
-		MaxBodySize:    int64(ho.maxBodySize),
-		StallTimeout:   ho.stallTimeout,
-		Health:         healthReport(reg, backend),
-		Logger:         lg,
-	})
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: ho.headerTimeout,
-		// A body is bounded by --max-body-size; reading it by this.
-		ReadTimeout: ho.headerTimeout + 30*time.Second,
-		// No WriteTimeout: event streams last; each write is bounded by
-		// --stall-timeout instead.
-		IdleTimeout:    ho.idleTimeout,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       log.New(logWriter{lg}, "", 0),
-	}
+	hopts := ho.handlerOptions()
+	hopts.Health, hopts.Logger = healthReport(reg, backend), lg
+	h := mcphttp.NewHandler(srv, hopts)
+	hs := ho.server(h, lg)
 	url, access := describe(ep, ln, tls, ho)
 	fmt.Fprintf(e.stderr, "serving MCP on %s (%s)\n", url, access)
 	lg.Info().Str("url", url).Str("access", access).Msg("serving over HTTP")

@@ -67,7 +67,7 @@ func TestCallInSearchMode(t *testing.T) {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
 	}
 	e, _, errb = testEnv(map[string]string{"TAIRSEACH_TOOL_MODE": "search"})
-	if code := run(context.Background(), e, []string{"call", "--manifests", "../../../manifests-example", "tairseach_notes_list"}); code != exitError || !strings.Contains(errb.String(), `unknown tool "tairseach_notes_list"`) {
+	if code := run(context.Background(), e, []string{"call", "--manifests", "../../../manifests-example", "tairseach_notes_list"}); code != exitUnknownTool || !strings.Contains(errb.String(), `unknown tool "tairseach_notes_list"`) {
 		t.Errorf("a catalogue tool called directly in search mode: exit %d, stderr %s", code, errb)
 	}
 }

@@ -24,13 +24,33 @@ serve and why. It does not contact the backend. Problems are listed by
 With --tokens it shows instead what the tool list costs a client, for the current filters
 and --tool-mode: the bytes of each tool's JSON and of the whole tools/list response, as
 the bridge sends them to a client of the newest MCP version, and their
-` + tokenMethod + `.`,
+` + tokenMethod + `.
+
+The exit status is 1 when the manifests have errors, as for validate: the tools or files
+with errors are not served.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tokens {
-				return runTokens(cmd.Context(), e, opts, asJSON)
+			if err := requireManifests(opts.manifests); err != nil {
+				return err
 			}
-			return runTools(e, opts, asJSON)
+			reg := newRegistry(opts, nil, nil, nil, nil)
+			var err error
+			if tokens {
+				err = runTokens(cmd.Context(), e, opts, reg, asJSON)
+			} else {
+				err = runTools(e, opts, reg.Snapshot(), asJSON)
+			}
+			if err != nil {
+				return err
+			}
+			errs, _ := countProblems(reg.Snapshot().Problems)
+			if errs == 0 {
+				return nil
+			}
+			if asJSON || tokens { // the table's summary line says it
+				fmt.Fprintf(e.stderr, "%s in the manifests, see 'tairseach-mcp validate'\n", plural(errs, "error"))
+			}
+			return exitStatus(exitError) // like validate
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
@@ -52,11 +72,7 @@ type toolInfo struct {
 	Confirm *registry.ConfirmReason `json:"confirm,omitzero"`
 }
 
-func runTools(e *env, opts *options, asJSON bool) error {
-	if err := requireManifests(opts.manifests); err != nil {
-		return err
-	}
-	snap := newRegistry(opts, nil, nil, nil, nil).Snapshot()
+func runTools(e *env, opts *options, snap *registry.Snapshot, asJSON bool) error {
 	if asJSON {
 		infos := make([]toolInfo, 0, len(snap.Entries))
 		for _, en := range snap.Entries {
@@ -111,11 +127,8 @@ func asksFirst(r *registry.ConfirmReason) string {
 	return "yes: --confirm all"
 }
 
-func runTokens(ctx context.Context, e *env, opts *options, asJSON bool) error {
-	if err := requireManifests(opts.manifests); err != nil {
-		return err
-	}
-	c, err := measureList(ctx, toolProvider(opts, newRegistry(opts, nil, nil, nil, nil)))
+func runTokens(ctx context.Context, e *env, opts *options, reg *registry.Registry, asJSON bool) error {
+	c, err := measureList(ctx, toolProvider(opts, reg))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package socketclient
+
+const raceEnabled = false
