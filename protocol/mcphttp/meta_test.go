@@ -1,25 +1,11 @@
 package mcphttp
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
-	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
-
-// noTools is a tool provider with no tools.
-type noTools struct{}
-
-func (noTools) Tools() *protocol.ToolSet { return protocol.NewToolSet(nil) }
-
-func (noTools) CallTool(context.Context, *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
-	return nil, errors.New("no tools")
-}
 
 // A 2026-07-28 request must carry its protocol version and the client's
 // capabilities in _meta; one that does not is malformed: -32602 Invalid
@@ -27,64 +13,37 @@ func (noTools) CallTool(context.Context, *protocol.CallToolRequest) (*protocol.C
 // fields). A header that disagrees with a value the body does carry is
 // -32020 HeaderMismatch instead.
 func TestAModernRequestWithMalformedMetaIsBadRequest(t *testing.T) {
-	t.Parallel()
-	h := NewHandler(&protocol.Server{Info: protocol.Implementation{Name: "test", Version: "1"}, Tools: noTools{}}, Options{})
-	t.Cleanup(func() { h.Shutdown(context.Background()) })
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-
-	const caps = `"io.modelcontextprotocol/clientCapabilities":{}`
-	const version = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+	const (
+		version = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+		caps    = `"io.modelcontextprotocol/clientCapabilities":{}`
+	)
+	withMeta := func(meta string) string { return request(7, "tools/list", `{"_meta":{`+meta+`}}`) }
 	for _, tt := range []struct {
 		name   string
-		meta   string // params._meta, or "" for none
+		body   string
 		status int
 		code   int64 // 0: a result
 	}{
-		{"a request without _meta", ``, 400, protocol.CodeInvalidParams},
-		{"a request whose _meta lacks the protocol version", `{` + caps + `}`, 400, protocol.CodeInvalidParams},
-		{"a request whose _meta lacks the client's capabilities", `{` + version + `}`, 400, protocol.CodeInvalidParams},
-		{"a request whose client capabilities are not an object", `{` + version + `,"io.modelcontextprotocol/clientCapabilities":[]}`, 400, protocol.CodeInvalidParams},
-		{"a request with an unknown log level", `{` + version + `,` + caps + `,"io.modelcontextprotocol/logLevel":"loud"}`, 400, protocol.CodeInvalidParams},
-		{"a request whose _meta names another version than the header", `{"io.modelcontextprotocol/protocolVersion":"2025-11-25",` + caps + `}`, 400, protocol.CodeHeaderMismatch},
-		{"a well-formed request", `{` + version + `,` + caps + `}`, 200, 0},
+		{"a request without _meta", request(7, "tools/list", `{}`), 400, -32602},
+		{"a request whose _meta lacks the protocol version", withMeta(caps), 400, -32602},
+		{"a request whose _meta lacks the client's capabilities", withMeta(version), 400, -32602},
+		{"a request whose client capabilities are not an object", withMeta(version + `,"io.modelcontextprotocol/clientCapabilities":[]`), 400, -32602},
+		{"a request with an unknown log level", withMeta(version + "," + caps + `,"io.modelcontextprotocol/logLevel":"loud"`), 400, -32602},
+		{"a request whose _meta names another version than the header", withMeta(`"io.modelcontextprotocol/protocolVersion":"2025-11-25",` + caps), 400, -32020},
+		{"a well-formed request", withMeta(version + "," + caps), 200, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			params := `{}`
-			if tt.meta != "" {
-				params = `{"_meta":` + tt.meta + `}`
+			c := newBridge(t, Options{}, nil).modern(t)
+			r := c.post(tt.body, headers{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+			if got := r.errorCode(); r.status != tt.status || got != tt.code {
+				t.Errorf("HTTP %d, code %d; want HTTP %d, code %d; body %s", r.status, got, tt.status, tt.code, r.body)
 			}
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+Path,
-				strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":`+params+`}`))
-			if err != nil {
-				t.Fatal(err)
+			var resp struct {
+				ID jsontext.Value `json:"id"`
 			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-			req.Header.Set("Mcp-Method", "tools/list")
-			res, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			var body struct {
-				ID    json.RawMessage `json:"id"`
-				Error *protocol.Error `json:"error"`
-			}
-			if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
-				t.Fatal(err)
-			}
-			var code int64
-			if body.Error != nil {
-				code = body.Error.Code
-			}
-			if res.StatusCode != tt.status || code != tt.code {
-				t.Errorf("HTTP %d, code %d (%+v); want HTTP %d, code %d", res.StatusCode, code, body.Error, tt.status, tt.code)
-			}
-			if string(body.ID) != "7" {
-				t.Errorf("the response's id is %s, want the request's, 7", body.ID)
+			if err := json.Unmarshal(r.body, &resp); err != nil || string(resp.ID) != "7" {
+				t.Errorf("the reply's id is %s (%v), want the request's, 7", resp.ID, err)
 			}
 		})
 	}
