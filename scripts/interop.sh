@@ -34,6 +34,17 @@
 #              Streamable HTTP front (scripts/interop/http-bridge.mjs); see
 #              scripts/interop/CONFORMANCE.md for what is run and why.
 #
+# and against one bridge serving --transport http (Streamable HTTP):
+#
+#   inspector-http  the Inspector CLI with --transport http, --protocol-era
+#              legacy|auto|modern: tools/list, tools/call (success and a
+#              backend error), the era as the bridge's audit log recorded it;
+#   sdk-http   the TypeScript SDK's StreamableHTTPClientTransport per protocol
+#              version 2024-11-05 … 2025-11-25: list, call, call error, bad
+#              arguments, progress, cancellation, list_changed after a
+#              manifest edit, four clients at once, DELETE
+#              (scripts/interop/sdk-http.mjs).
+#
 # One line per check ("ok   …" or "FAIL …: why"), then a table client × era ×
 # operation. Exits 1 if any check failed. Needs the npm registry only the
 # first time (and after the lock file changes).
@@ -326,6 +337,105 @@ say "tools --tokens against gpt-tokenizer $("$node" -p 'require(process.argv[1])
 for mode in all search; do
 	checks tokens "$mode" "$node" "$pkgdir/tokens.mjs" --mode "$mode" --bridge "$bridge" "$root/manifests-example" "$root/registry/testdata/catalogue"
 done
+
+# ------------------------------------------------------- Streamable HTTP
+# http_bridge NAME ARGS...: start the bridge with --transport http on a free
+# loopback port, its stderr in $work/NAME.log, and set url to where it
+# serves; returns 1 if it did not say so within 10 s.
+http_bridge() {
+	local log="$work/$1.log" pid
+	shift
+	"$bridge" --transport http --listen 127.0.0.1:0 --socket "$sock" --log-level error "$@" 2>"$log" &
+	pid=$!
+	pids+=("$pid")
+	url=""
+	for _ in $(seq 1 200); do
+		url="$(sed -n 's|^serving MCP on \(http://[^ ]*/mcp\) .*|\1|p' "$log")"
+		[[ -n "$url" ]] && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# inspector_http ERA OP WANT_RC CHECK... -- INSPECTOR ARGS...: as inspector
+# above, against the HTTP bridge at $http_url; the check "audit" reads the
+# era from what the bridge recorded of the run's calls in $audit.
+inspector_http() {
+	local era="$1" op="$2" want_rc="$3"
+	shift 3
+	local checks=()
+	while [[ "$1" != -- ]]; do checks+=("$1"); shift; done
+	shift
+	n=$((n + 1))
+	local out="$work/inspector-http.$n.out" err="$work/inspector-http.$n.err" rc=0 before
+	before="$( (cat "$audit" 2>/dev/null || true) | wc -l | tr -d ' ')"
+	HOME="$work/home" MCP_CATALOG_PATH="$work/home/mcp.json" MCP_CLIENT_CONFIG_PATH="$work/home/client.json" \
+		limit 120 "$node" "$inspector_cli" --cli --protocol-era "$era" --format json --transport http --server-url "$http_url" \
+		--connect-timeout 20000 "$@" >"$out" 2>"$err" || rc=$?
+	if [[ "$rc" != "$want_rc" ]]; then
+		record inspector-http "$era" "$op" FAIL "exit code $rc, want $want_rc"
+		indent "$err"; indent "$out" 4
+		return
+	fi
+	local c why said=""
+	for c in ${checks[@]+"${checks[@]}"}; do
+		if [[ "$c" == audit ]]; then
+			local wire=modern
+			[[ "$era" == legacy ]] && wire=legacy
+			if ! why="$("$node" "$pkgdir/audit-era.mjs" "$audit" "$before" "$wire" 2>&1)"; then
+				record inspector-http "$era" "$op" FAIL "$why"
+				return
+			fi
+			said="recorded: $why"
+			continue
+		fi
+		# shellcheck disable=SC2086 # a check is words on purpose
+		set -- ${c//OUT/$out}
+		if ! why="$("$node" "$pkgdir/expect.mjs" "$@" 2>&1)"; then
+			record inspector-http "$era" "$op" FAIL "$why"
+			indent "$err" 4
+			return
+		fi
+	done
+	record inspector-http "$era" "$op" ok "$said"
+}
+
+# One bridge for the Inspector and the SDK clients, on a copy of the
+# example manifests that sdk-http.mjs edits; its audit log records each
+# call's transport, protocol version, client and outcome. Short progress
+# heartbeats so that a one-second call sends several.
+mkdir -p "$work/manifests-http"
+cp -R "$root/manifests-example/." "$work/manifests-http/"
+audit="$work/http-audit.log"
+say "the bridge over Streamable HTTP (--transport http), for the Inspector and the TypeScript SDK"
+if ! http_bridge http --manifests "$work/manifests-http" --audit-log "$audit" --progress-interval 200ms; then
+	record inspector-http - "bridge start" FAIL "no 'serving MCP on' line within 10s"
+	indent "$work/http.log"
+else
+	http_url="$url"
+	say "MCP Inspector CLI $inspector_version with --transport http at $http_url"
+	for era in legacy auto modern; do
+		# auto must settle on modern, since the bridge answers server/discover.
+		inspector_http "$era" "tools/list" 0 \
+			"tools OUT tairseach_system_info tairseach_notes_create tairseach_secrets_read tairseach_debug_sleep" \
+			-- --method tools/list
+		inspector_http "$era" "tools/call success" 0 \
+			audit "result OUT http-$era" "structured OUT title http-$era" \
+			-- --method tools/call --tool-name tairseach_notes_create --tool-args-json "{\"title\":\"http-$era\",\"body\":\"interop\"}"
+		inspector_http "$era" "tools/call backend error" 5 \
+			audit "result OUT -32011 --is-error" \
+			-- --method tools/call --tool-name tairseach_secrets_read --tool-arg name=api-key
+	done
+
+	say "TypeScript SDK $sdk_version with StreamableHTTPClientTransport at $http_url (scripts/interop/sdk-http.mjs)"
+	# 2024-11-05 predates Streamable HTTP, but the SDK speaks it over this
+	# transport all the same when a server answers it, so it is checked too.
+	for version in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
+		checks sdk-http "$version" "$node" "$pkgdir/sdk-http.mjs" --url "$http_url" --manifests "$work/manifests-http" \
+			--audit "$audit" --protocol-version "$version"
+	done
+fi
 
 # --------------------------------------------------------------- conformance
 # Scenarios that apply to the bridge: tools, resources, templates, prompts
