@@ -29,10 +29,6 @@
 #   tokens     `tools --tokens` against the o200k_base and cl100k_base BPE
 #              encodings (gpt-tokenizer): each estimate within 15%
 #              (scripts/interop/tokens.mjs);
-#   conformance  the scenarios of the official conformance suite that apply (tools,
-#              resources, prompts, completion), over a
-#              Streamable HTTP front (scripts/interop/http-bridge.mjs); see
-#              scripts/interop/CONFORMANCE.md for what is run and why.
 #
 # and against one bridge serving --transport http (Streamable HTTP):
 #
@@ -43,11 +39,17 @@
 #              version 2024-11-05 … 2025-11-25: list, call, call error, bad
 #              arguments, progress, cancellation, list_changed after a
 #              manifest edit, four clients at once, DELETE
-#              (scripts/interop/sdk-http.mjs).
+#              (scripts/interop/sdk-http.mjs);
+#   conformance  every server scenario of the official conformance suite for
+#              2025-11-25 and 2026-07-28, directly against another such bridge
+#              (scripts/interop/conformance.mjs); those that do not apply
+#              are listed, with why, in scripts/interop/conformance/*.yml
+#              and scripts/interop/CONFORMANCE.md.
 #
-# One line per check ("ok   …" or "FAIL …: why"), then a table client × era ×
-# operation. Exits 1 if any check failed. Needs the npm registry only the
-# first time (and after the lock file changes).
+# One line per check ("ok   …", "n/a  …" for a conformance scenario that does
+# not apply, or "FAIL …: why"), then a table client × era × operation. Exits 1
+# if any check failed. Needs the npm registry only the first time (and after
+# the lock file changes).
 #
 #   scripts/interop.sh
 #   INTEROP_SKIP_CONFORMANCE=1 scripts/interop.sh   skip the conformance suite
@@ -107,12 +109,16 @@ fi
 results="$work/results.tsv"
 : >"$results"
 failures=0
-# record CLIENT ERA OPERATION ok|FAIL [DETAIL]
+# record CLIENT ERA OPERATION ok|n/a|FAIL [DETAIL]: n/a is a conformance
+# scenario that was run and does not apply (DETAIL says why); it is counted
+# apart, neither passed nor failed.
 record() {
 	local client="$1" era="$2" op="$3" status="$4" detail="${5:-}"
 	printf '%s\t%s\t%s\t%s\n' "$client" "$era" "$op" "$status" >>"$results"
 	if [[ "$status" == ok ]]; then
 		printf '%sok%s   %s %s %s%s\n' "$green" "$plain" "$client" "$era" "$op" "${detail:+ ($detail)}"
+	elif [[ "$status" == n/a ]]; then
+		printf 'n/a  %s %s %s%s\n' "$client" "$era" "$op" "${detail:+ ($detail)}"
 	else
 		failures=$((failures + 1))
 		printf '%sFAIL%s %s %s %s: %s\n' "$red" "$plain" "$client" "$era" "$op" "$detail"
@@ -298,17 +304,17 @@ done
 
 # ------------------------------------------------------------- TypeScript SDK
 # checks CLIENT ERA COMMAND...: run a script that prints "ok   CLIENT ERA CHECK"
-# (maybe followed by " (detail)") or "FAIL CLIENT ERA CHECK: why" per check,
-# and record each.
+# or "n/a  CLIENT ERA CHECK" (maybe followed by " (detail)"), or "FAIL CLIENT
+# ERA CHECK: why" per check, and record each.
 checks() {
 	local client="$1" era="$2" out="$work/$1.$2.out" rc=0 seen=0 line rest
 	shift 2
-	limit 120 "$@" >"$out" 2>"$out.err" || rc=$?
+	limit "${CHECKS_LIMIT:-120}" "$@" >"$out" 2>"$out.err" || rc=$?
 	while IFS= read -r line; do
-		[[ "$line" =~ ^(ok|FAIL)\ +$client\ $era\ (.*)$ ]] || continue
+		[[ "$line" =~ ^(ok|n/a|FAIL)\ +$client\ $era\ (.*)$ ]] || continue
 		seen=1 rest="${BASH_REMATCH[2]}"
-		if [[ "${BASH_REMATCH[1]}" == ok ]]; then
-			record "$client" "$era" "${rest%% (*}" ok "$([[ "$rest" == *" ("* ]] && { rest="${rest#* (}"; echo "${rest%)}"; })"
+		if [[ "${BASH_REMATCH[1]}" != FAIL ]]; then
+			record "$client" "$era" "${rest%% (*}" "${BASH_REMATCH[1]}" "$([[ "$rest" == *" ("* ]] && { rest="${rest#* (}"; echo "${rest%)}"; })"
 		else
 			record "$client" "$era" "${rest%%: *}" FAIL "${rest#*: }"
 		fi
@@ -438,52 +444,22 @@ else
 fi
 
 # --------------------------------------------------------------- conformance
-# Scenarios that apply to the bridge: tools, resources, templates, prompts
-# and completions; CONFORMANCE.md lists the rest and why they are not run.
-scenarios=(server-initialize ping logging-set-level tools-list tools-call-simple-text
-	tools-call-error tools-call-with-progress json-schema-2020-12 prompts-list resources-list
-	resources-read-text resources-read-binary resources-templates-read prompts-get-simple
-	prompts-get-with-args prompts-get-embedded-resource completion-complete)
+# Every server scenario of the suite for 2025-11-25 and 2026-07-28, run
+# directly against a second HTTP bridge, whose fixture manifest gives the
+# tools, resources and prompts the names the scenarios expect (hence no
+# prefix). The baselines scripts/interop/conformance/VERSION.yml list what
+# does not apply, and why; CONFORMANCE.md says more.
 if [[ "${INTEROP_SKIP_CONFORMANCE:-}" == 1 ]]; then
 	say "conformance suite skipped (INTEROP_SKIP_CONFORMANCE=1)"
+elif ! http_bridge conformance-bridge --manifests "$here/fixtures" --prefix "" --progress-interval 200ms; then
+	record conformance - "bridge start" FAIL "no 'serving MCP on' line within 10s"
+	indent "$work/conformance-bridge.log"
 else
-	say "conformance suite $conformance_version, server scenarios for 2025-11-25, over scripts/interop/http-bridge.mjs"
-	# The fixture manifest names its tools as the suite expects (hence no
-	# prefix); short progress heartbeats so a one-second call sends several.
-	(cd "$pkgdir" && exec "$node" http-bridge.mjs 0 "$bridge" --socket "$sock" --manifests "$here/fixtures" \
-		--prefix "" --progress-interval 200ms --log-level error) >"$work/http-bridge.url" 2>"$work/http-bridge.log" &
-	pids+=($!)
-	url=""
-	for _ in $(seq 1 200); do
-		url="$(head -n 1 "$work/http-bridge.url" 2>/dev/null || true)"
-		[[ -n "$url" ]] && break
-		kill -0 "${pids[${#pids[@]} - 1]}" 2>/dev/null || break
-		sleep 0.05
+	for version in 2025-11-25 2026-07-28; do
+		say "conformance suite $conformance_version, every server scenario for $version, at $url (scripts/interop/conformance.mjs)"
+		CHECKS_LIMIT=300 checks conformance "$version" "$node" "$pkgdir/conformance.mjs" --cli "$conformance_cli" --url "$url" \
+			--spec-version "$version" --baseline "$here/conformance/$version.yml" --out "$work/conformance/$version"
 	done
-	if [[ -z "$url" ]]; then
-		record conformance 2025-11-25 "http-bridge" FAIL "the Streamable HTTP front did not start"
-		indent "$work/http-bridge.log"
-	else
-		for s in "${scenarios[@]}"; do
-			rc=0
-			(cd "$work" && limit 120 "$node" "$conformance_cli" server --url "$url" --scenario "$s" \
-				-o "$work/conformance") >"$work/conformance.$s.log" 2>&1 || rc=$?
-			if [[ "$rc" == 0 ]]; then
-				record conformance 2025-11-25 "$s" ok
-			else
-				# The failed checks' messages, from the suite's checks.json.
-				why="$("$node" -e '
-const { readdirSync, readFileSync } = require("node:fs"), { join } = require("node:path");
-const [dir, s] = process.argv.slice(1);
-const runs = readdirSync(dir).filter((d) => d.startsWith(`server-${s}-`)).sort();
-const checks = JSON.parse(readFileSync(join(dir, runs.at(-1), "checks.json"), "utf8"));
-console.log(checks.filter((c) => c.status === "FAILURE").map((c) => `${c.id}: ${c.errorMessage ?? c.description}`).join("; "));
-' "$work/conformance" "$s" 2>/dev/null | cut -c1-300 || true)"
-				record conformance 2025-11-25 "$s" FAIL "exit code $rc${why:+: $why}"
-				[[ -n "$why" ]] || indent "$work/conformance.$s.log"
-			fi
-		done
-	fi
 fi
 
 # ------------------------------------------------------------------ summary
@@ -514,6 +490,8 @@ awk -F'\t' '
 	}' "$results"
 echo
 total="$(wc -l <"$results" | tr -d ' ')"
-printf '%d passed, %d failed\n' "$((total - failures))" "$failures"
+notapplicable="$(awk -F'\t' '$4 == "n/a"' "$results" | wc -l | tr -d ' ')"
+printf '%d passed, %d failed\n' "$((total - failures - notapplicable))" "$failures"
+printf '%d conformance scenarios not applicable (run; see scripts/interop/CONFORMANCE.md)\n' "$notapplicable"
 printf 'interop: %ds\n' "$((SECONDS - started))"
 ((failures == 0))
