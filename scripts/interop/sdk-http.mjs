@@ -20,9 +20,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { waitForEntries } from "./audit.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -129,26 +130,6 @@ async function connect(name) {
   return { client, transport, nextListChanged };
 }
 
-// auditEntries waits until the bridge's audit log has entries for which
-// want returns true, and returns them; [] after ms. The bridge writes an
-// entry when the call ends, within a few milliseconds.
-async function auditEntries(want, ms = 5000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const lines = existsSync(opt.audit) ? readFileSync(opt.audit, "utf8").split("\n") : [];
-    const found = lines.flatMap((l) => {
-      try {
-        const e = JSON.parse(l);
-        return want(e) ? [e] : [];
-      } catch {
-        return [];
-      }
-    });
-    if (found.length || Date.now() > deadline) return found;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 // writeManifest adds (or rewrites) a manifest with one tool, served as
 // tairseach_<name with _ for .>.
 function writeManifest(path, id, name, description) {
@@ -248,7 +229,7 @@ try {
     } catch (e) {
       rejected = errorOf(e);
     }
-    const entry = (await auditEntries((e) => e.client === clientName && e.name === "tairseach_debug_sleep" && e.outcome === "cancelled"))[0];
+    const entry = (await waitForEntries(opt.audit, (e) => e.client === clientName && e.name === "tairseach_debug_sleep" && e.outcome === "cancelled"))[0];
     const after = await client.callTool({ name: "tairseach_notes_create", arguments: { title: "after a cancellation" } });
     const said =
       `rejected after ${Date.now() - started} ms (${rejected || "not rejected"}); ` +
@@ -307,10 +288,12 @@ try {
     const told = Promise.all(four.map((c) => c.nextListChanged(10000)));
     writeManifest(shared, `interop-http-shared-${version}`, "interop.http.shared", "Seen by four clients.");
     await told;
-    const recorded = await auditEntries((e) => e.client?.startsWith(`${clientName}-c`) && e.name === "tairseach_notes_create");
+    const recorded = await waitForEntries(opt.audit, (e) => e.client?.startsWith(`${clientName}-c`) && e.name === "tairseach_notes_create", {
+      count: 4 * perClient,
+    });
     const sessions = new Set(recorded.map((e) => e.session)).size;
-    const said = `${good} of ${4 * perClient} concurrent calls right, recorded in ${sessions} sessions; list_changed reached all four`;
-    check("four clients at once", good === 4 * perClient && sessions === 4, said, said);
+    const said = `${good} of ${4 * perClient} concurrent calls right; the bridge recorded ${recorded.length} in ${sessions} sessions; list_changed reached all four`;
+    check("four clients at once", good === 4 * perClient && recorded.length === 4 * perClient && sessions === 4, said, said);
   } catch (e) {
     check("four clients at once", false, errorOf(e));
   }
