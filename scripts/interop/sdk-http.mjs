@@ -75,7 +75,8 @@ class TapTransport {
     let opened;
     this.streamOpen = new Promise((resolve) => (opened = resolve));
     this.inner = new StreamableHTTPClientTransport(new URL(url), {
-      // No reconnection: a GET stream that ends is a failure to see.
+      // No reconnection: a GET stream that ends stays ended, so that a
+      // list_changed it would have carried is missed, not retried.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
       fetch: async (u, init) => {
         const res = await fetch(u, init);
