@@ -103,22 +103,29 @@ func (ss *session) chooseEra(flags methodFlags, method string, m *requestMeta) (
 	if !IsModernVersion(v) {
 		return legacy, UnsupportedVersion(v)
 	}
-	if m.ClientCapabilities.Kind() != '{' {
-		return legacy, fmt.Errorf(`%w: %s: _meta["io.modelcontextprotocol/clientCapabilities"] is required and must be an object`, ErrInvalidParams, method)
+	level, err := m.checkModern(method)
+	if err != nil {
+		return legacy, err
 	}
 	if flags&legacyOnly != 0 {
 		return legacy, fmt.Errorf("%w: %s is not part of protocol %s", ErrMethodNotFound, method, v)
 	}
-	e := era{version: v, modern: true, logLevel: logOff}
-	if m.LogLevel != nil {
-		l, err := ParseLogLevel(*m.LogLevel)
-		if err != nil {
-			return legacy, err
-		}
-		e.logLevel = l
-	}
 	ss.modernSeen.Store(true)
-	return e, nil
+	return era{version: v, modern: true, logLevel: level}, nil
+}
+
+// checkModern checks the rest of the _meta of a request in a modern
+// version: the client's capabilities, an object, are required, and a log
+// level must be one. It returns that level, or logOff. A request that
+// fails is malformed: -32602, which HTTP answers 400 Bad Request.
+func (m *requestMeta) checkModern(method string) (LogLevel, error) {
+	if m.ClientCapabilities.Kind() != '{' {
+		return logOff, fmt.Errorf(`%w: %s: _meta["io.modelcontextprotocol/clientCapabilities"] is required and must be an object`, ErrInvalidParams, method)
+	}
+	if m.LogLevel == nil {
+		return logOff, nil
+	}
+	return ParseLogLevel(*m.LogLevel)
 }
 
 // UnsupportedVersion is the error that answers a request in protocol

@@ -114,6 +114,11 @@ type Envelope struct {
 	Name string
 	// ProtocolVersion is params._meta's io.modelcontextprotocol/protocolVersion.
 	ProtocolVersion string
+	// MetaErr is, for a request whose ProtocolVersion is a modern one,
+	// why the rest of its _meta is malformed (-32602), or nil. Handle
+	// answers such a request with this error; HTTP answers it 400 Bad
+	// Request, so it needs to know first.
+	MetaErr error
 }
 
 // Inspect reads msg's envelope, with the rules Handle uses. An error is
@@ -154,6 +159,9 @@ func Inspect(msg []byte) (Envelope, error) {
 			env.Name, env.ProtocolVersion = p.Name, p.Meta.ProtocolVersion
 			if env.Method == "resources/read" {
 				env.Name = p.URI
+			}
+			if IsModernVersion(env.ProtocolVersion) {
+				_, env.MetaErr = p.Meta.checkModern(env.Method)
 			}
 		}
 	}

@@ -29,14 +29,27 @@
 #   tokens     `tools --tokens` against the o200k_base and cl100k_base BPE
 #              encodings (gpt-tokenizer): each estimate within 15%
 #              (scripts/interop/tokens.mjs);
-#   conformance  the scenarios of the official conformance suite that apply (tools,
-#              resources, prompts, completion), over a
-#              Streamable HTTP front (scripts/interop/http-bridge.mjs); see
-#              scripts/interop/CONFORMANCE.md for what is run and why.
 #
-# One line per check ("ok   …" or "FAIL …: why"), then a table client × era ×
-# operation. Exits 1 if any check failed. Needs the npm registry only the
-# first time (and after the lock file changes).
+# and against one bridge serving --transport http (Streamable HTTP):
+#
+#   inspector-http  the Inspector CLI with --transport http, --protocol-era
+#              legacy|auto|modern: tools/list, tools/call (success and a
+#              backend error), the era as the bridge's audit log recorded it;
+#   sdk-http   the TypeScript SDK's StreamableHTTPClientTransport per protocol
+#              version 2024-11-05 … 2025-11-25: list, call, call error, bad
+#              arguments, progress, cancellation, list_changed after a
+#              manifest edit, four clients at once, DELETE
+#              (scripts/interop/sdk-http.mjs);
+#   conformance  every server scenario of the official conformance suite for
+#              2025-11-25 and 2026-07-28, directly against another such bridge
+#              (scripts/interop/conformance.mjs); those that do not apply
+#              are listed, with why, in scripts/interop/conformance/*.yml
+#              and scripts/interop/CONFORMANCE.md.
+#
+# One line per check ("ok   …", "n/a  …" for a conformance scenario that does
+# not apply, or "FAIL …: why"), then a table client × era × operation. Exits 1
+# if any check failed. Needs the npm registry only the first time (and after
+# the lock file changes).
 #
 #   scripts/interop.sh
 #   INTEROP_SKIP_CONFORMANCE=1 scripts/interop.sh   skip the conformance suite
@@ -96,12 +109,16 @@ fi
 results="$work/results.tsv"
 : >"$results"
 failures=0
-# record CLIENT ERA OPERATION ok|FAIL [DETAIL]
+# record CLIENT ERA OPERATION ok|n/a|FAIL [DETAIL]: n/a is a conformance
+# scenario that was run and does not apply (DETAIL says why); it is counted
+# apart, neither passed nor failed.
 record() {
 	local client="$1" era="$2" op="$3" status="$4" detail="${5:-}"
 	printf '%s\t%s\t%s\t%s\n' "$client" "$era" "$op" "$status" >>"$results"
 	if [[ "$status" == ok ]]; then
 		printf '%sok%s   %s %s %s%s\n' "$green" "$plain" "$client" "$era" "$op" "${detail:+ ($detail)}"
+	elif [[ "$status" == n/a ]]; then
+		printf 'n/a  %s %s %s%s\n' "$client" "$era" "$op" "${detail:+ ($detail)}"
 	else
 		failures=$((failures + 1))
 		printf '%sFAIL%s %s %s %s: %s\n' "$red" "$plain" "$client" "$era" "$op" "$detail"
@@ -287,17 +304,17 @@ done
 
 # ------------------------------------------------------------- TypeScript SDK
 # checks CLIENT ERA COMMAND...: run a script that prints "ok   CLIENT ERA CHECK"
-# (maybe followed by " (detail)") or "FAIL CLIENT ERA CHECK: why" per check,
-# and record each.
+# or "n/a  CLIENT ERA CHECK" (maybe followed by " (detail)"), or "FAIL CLIENT
+# ERA CHECK: why" per check, and record each.
 checks() {
 	local client="$1" era="$2" out="$work/$1.$2.out" rc=0 seen=0 line rest
 	shift 2
-	limit 120 "$@" >"$out" 2>"$out.err" || rc=$?
+	limit "${CHECKS_LIMIT:-120}" "$@" >"$out" 2>"$out.err" || rc=$?
 	while IFS= read -r line; do
-		[[ "$line" =~ ^(ok|FAIL)\ +$client\ $era\ (.*)$ ]] || continue
+		[[ "$line" =~ ^(ok|n/a|FAIL)\ +$client\ $era\ (.*)$ ]] || continue
 		seen=1 rest="${BASH_REMATCH[2]}"
-		if [[ "${BASH_REMATCH[1]}" == ok ]]; then
-			record "$client" "$era" "${rest%% (*}" ok "$([[ "$rest" == *" ("* ]] && { rest="${rest#* (}"; echo "${rest%)}"; })"
+		if [[ "${BASH_REMATCH[1]}" != FAIL ]]; then
+			record "$client" "$era" "${rest%% (*}" "${BASH_REMATCH[1]}" "$([[ "$rest" == *" ("* ]] && { rest="${rest#* (}"; echo "${rest%)}"; })"
 		else
 			record "$client" "$era" "${rest%%: *}" FAIL "${rest#*: }"
 		fi
@@ -327,53 +344,122 @@ for mode in all search; do
 	checks tokens "$mode" "$node" "$pkgdir/tokens.mjs" --mode "$mode" --bridge "$bridge" "$root/manifests-example" "$root/registry/testdata/catalogue"
 done
 
-# --------------------------------------------------------------- conformance
-# Scenarios that apply to the bridge: tools, resources, templates, prompts
-# and completions; CONFORMANCE.md lists the rest and why they are not run.
-scenarios=(server-initialize ping logging-set-level tools-list tools-call-simple-text
-	tools-call-error tools-call-with-progress json-schema-2020-12 prompts-list resources-list
-	resources-read-text resources-read-binary resources-templates-read prompts-get-simple
-	prompts-get-with-args prompts-get-embedded-resource completion-complete)
-if [[ "${INTEROP_SKIP_CONFORMANCE:-}" == 1 ]]; then
-	say "conformance suite skipped (INTEROP_SKIP_CONFORMANCE=1)"
-else
-	say "conformance suite $conformance_version, server scenarios for 2025-11-25, over scripts/interop/http-bridge.mjs"
-	# The fixture manifest names its tools as the suite expects (hence no
-	# prefix); short progress heartbeats so a one-second call sends several.
-	(cd "$pkgdir" && exec "$node" http-bridge.mjs 0 "$bridge" --socket "$sock" --manifests "$here/fixtures" \
-		--prefix "" --progress-interval 200ms --log-level error) >"$work/http-bridge.url" 2>"$work/http-bridge.log" &
-	pids+=($!)
+# ------------------------------------------------------- Streamable HTTP
+# http_bridge NAME ARGS...: start the bridge with --transport http on a free
+# loopback port, its stderr in $work/NAME.log, and set url to where it
+# serves; returns 1 if it did not say so within 10 s.
+http_bridge() {
+	local log="$work/$1.log" pid
+	shift
+	"$bridge" --transport http --listen 127.0.0.1:0 --socket "$sock" --log-level error "$@" 2>"$log" &
+	pid=$!
+	pids+=("$pid")
 	url=""
 	for _ in $(seq 1 200); do
-		url="$(head -n 1 "$work/http-bridge.url" 2>/dev/null || true)"
-		[[ -n "$url" ]] && break
-		kill -0 "${pids[${#pids[@]} - 1]}" 2>/dev/null || break
+		url="$(sed -n 's|^serving MCP on \(http://[^ ]*/mcp\) .*|\1|p' "$log")"
+		[[ -n "$url" ]] && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.05
 	done
-	if [[ -z "$url" ]]; then
-		record conformance 2025-11-25 "http-bridge" FAIL "the Streamable HTTP front did not start"
-		indent "$work/http-bridge.log"
-	else
-		for s in "${scenarios[@]}"; do
-			rc=0
-			(cd "$work" && limit 120 "$node" "$conformance_cli" server --url "$url" --scenario "$s" \
-				-o "$work/conformance") >"$work/conformance.$s.log" 2>&1 || rc=$?
-			if [[ "$rc" == 0 ]]; then
-				record conformance 2025-11-25 "$s" ok
-			else
-				# The failed checks' messages, from the suite's checks.json.
-				why="$("$node" -e '
-const { readdirSync, readFileSync } = require("node:fs"), { join } = require("node:path");
-const [dir, s] = process.argv.slice(1);
-const runs = readdirSync(dir).filter((d) => d.startsWith(`server-${s}-`)).sort();
-const checks = JSON.parse(readFileSync(join(dir, runs.at(-1), "checks.json"), "utf8"));
-console.log(checks.filter((c) => c.status === "FAILURE").map((c) => `${c.id}: ${c.errorMessage ?? c.description}`).join("; "));
-' "$work/conformance" "$s" 2>/dev/null | cut -c1-300 || true)"
-				record conformance 2025-11-25 "$s" FAIL "exit code $rc${why:+: $why}"
-				[[ -n "$why" ]] || indent "$work/conformance.$s.log"
-			fi
-		done
+	return 1
+}
+
+# inspector_http ERA OP WANT_RC CHECK... -- INSPECTOR ARGS...: as inspector
+# above, against the HTTP bridge at $http_url; the check "audit" reads the
+# era from what the bridge recorded of the run's calls in $audit.
+inspector_http() {
+	local era="$1" op="$2" want_rc="$3"
+	shift 3
+	local checks=()
+	while [[ "$1" != -- ]]; do checks+=("$1"); shift; done
+	shift
+	n=$((n + 1))
+	local out="$work/inspector-http.$n.out" err="$work/inspector-http.$n.err" rc=0 before
+	before="$( (cat "$audit" 2>/dev/null || true) | wc -l | tr -d ' ')"
+	HOME="$work/home" MCP_CATALOG_PATH="$work/home/mcp.json" MCP_CLIENT_CONFIG_PATH="$work/home/client.json" \
+		limit 120 "$node" "$inspector_cli" --cli --protocol-era "$era" --format json --transport http --server-url "$http_url" \
+		--connect-timeout 20000 "$@" >"$out" 2>"$err" || rc=$?
+	if [[ "$rc" != "$want_rc" ]]; then
+		record inspector-http "$era" "$op" FAIL "exit code $rc, want $want_rc"
+		indent "$err"; indent "$out" 4
+		return
 	fi
+	local c why said=""
+	for c in ${checks[@]+"${checks[@]}"}; do
+		if [[ "$c" == audit ]]; then
+			local wire=modern
+			[[ "$era" == legacy ]] && wire=legacy
+			if ! why="$("$node" "$pkgdir/audit-era.mjs" "$audit" "$before" "$wire" 2>&1)"; then
+				record inspector-http "$era" "$op" FAIL "$why"
+				return
+			fi
+			said="recorded: $why"
+			continue
+		fi
+		# shellcheck disable=SC2086 # a check is words on purpose
+		set -- ${c//OUT/$out}
+		if ! why="$("$node" "$pkgdir/expect.mjs" "$@" 2>&1)"; then
+			record inspector-http "$era" "$op" FAIL "$why"
+			indent "$err" 4
+			return
+		fi
+	done
+	record inspector-http "$era" "$op" ok "$said"
+}
+
+# One bridge for the Inspector and the SDK clients, on a copy of the
+# example manifests that sdk-http.mjs edits; its audit log records each
+# call's transport, protocol version, client and outcome. Short progress
+# heartbeats so that a one-second call sends several.
+mkdir -p "$work/manifests-http"
+cp -R "$root/manifests-example/." "$work/manifests-http/"
+audit="$work/http-audit.log"
+say "the bridge over Streamable HTTP (--transport http), for the Inspector and the TypeScript SDK"
+if ! http_bridge http --manifests "$work/manifests-http" --audit-log "$audit" --progress-interval 200ms; then
+	record inspector-http - "bridge start" FAIL "no 'serving MCP on' line within 10s"
+	indent "$work/http.log"
+else
+	http_url="$url"
+	say "MCP Inspector CLI $inspector_version with --transport http at $http_url"
+	for era in legacy auto modern; do
+		# auto must settle on modern, since the bridge answers server/discover.
+		inspector_http "$era" "tools/list" 0 \
+			"tools OUT tairseach_system_info tairseach_notes_create tairseach_secrets_read tairseach_debug_sleep" \
+			-- --method tools/list
+		inspector_http "$era" "tools/call success" 0 \
+			audit "result OUT http-$era" "structured OUT title http-$era" \
+			-- --method tools/call --tool-name tairseach_notes_create --tool-args-json "{\"title\":\"http-$era\",\"body\":\"interop\"}"
+		inspector_http "$era" "tools/call backend error" 5 \
+			audit "result OUT -32011 --is-error" \
+			-- --method tools/call --tool-name tairseach_secrets_read --tool-arg name=api-key
+	done
+
+	say "TypeScript SDK $sdk_version with StreamableHTTPClientTransport at $http_url (scripts/interop/sdk-http.mjs)"
+	# 2024-11-05 predates Streamable HTTP, but the SDK speaks it over this
+	# transport all the same when a server answers it, so it is checked too.
+	for version in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
+		checks sdk-http "$version" "$node" "$pkgdir/sdk-http.mjs" --url "$http_url" --manifests "$work/manifests-http" \
+			--audit "$audit" --protocol-version "$version"
+	done
+fi
+
+# --------------------------------------------------------------- conformance
+# Every server scenario of the suite for 2025-11-25 and 2026-07-28, run
+# directly against a second HTTP bridge, whose fixture manifest gives the
+# tools, resources and prompts the names the scenarios expect (hence no
+# prefix). The baselines scripts/interop/conformance/VERSION.yml list what
+# does not apply, and why; CONFORMANCE.md says more.
+if [[ "${INTEROP_SKIP_CONFORMANCE:-}" == 1 ]]; then
+	say "conformance suite skipped (INTEROP_SKIP_CONFORMANCE=1)"
+elif ! http_bridge conformance-bridge --manifests "$here/fixtures" --prefix "" --progress-interval 200ms; then
+	record conformance - "bridge start" FAIL "no 'serving MCP on' line within 10s"
+	indent "$work/conformance-bridge.log"
+else
+	for version in 2025-11-25 2026-07-28; do
+		say "conformance suite $conformance_version, every server scenario for $version, at $url (scripts/interop/conformance.mjs)"
+		CHECKS_LIMIT=300 checks conformance "$version" "$node" "$pkgdir/conformance.mjs" --cli "$conformance_cli" --url "$url" \
+			--spec-version "$version" --baseline "$here/conformance/$version.yml" --out "$work/conformance/$version"
+	done
 fi
 
 # ------------------------------------------------------------------ summary
@@ -404,6 +490,8 @@ awk -F'\t' '
 	}' "$results"
 echo
 total="$(wc -l <"$results" | tr -d ' ')"
-printf '%d passed, %d failed\n' "$((total - failures))" "$failures"
+notapplicable="$(awk -F'\t' '$4 == "n/a"' "$results" | wc -l | tr -d ' ')"
+printf '%d passed, %d failed\n' "$((total - failures - notapplicable))" "$failures"
+printf '%d conformance scenarios not applicable (run; see scripts/interop/CONFORMANCE.md)\n' "$notapplicable"
 printf 'interop: %ds\n' "$((SECONDS - started))"
 ((failures == 0))

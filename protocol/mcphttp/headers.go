@@ -13,11 +13,13 @@ import (
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
 
-// checkHeaders checks what a modern request's headers say against its
-// body: MCP-Protocol-Version against _meta's version, Mcp-Method against
-// the method, Mcp-Name against params.name or params.uri. A header that is
-// missing or disagrees is -32020 (HeaderMismatch); a version the server
-// does not speak, -32022.
+// checkHeaders checks a modern request before its session sees it: its
+// headers against its body (MCP-Protocol-Version against _meta's version,
+// Mcp-Method against the method, Mcp-Name against params.name or
+// params.uri), and that _meta holds what every such request must carry.
+// A header that is missing or disagrees is -32020 (HeaderMismatch); a
+// version the server does not speak, -32022; a malformed _meta, -32602.
+// Each is answered 400 Bad Request.
 func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 	mismatch := func(format string, args ...any) *protocol.Error {
 		return &protocol.Error{Code: protocol.CodeHeaderMismatch, Message: "Header mismatch: " + fmt.Sprintf(format, args...)}
@@ -30,11 +32,16 @@ func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 		return mismatch("the MCP-Protocol-Version header is required")
 	case !protocol.IsModernVersion(version) && !protocol.IsLegacyVersion(version):
 		return protocol.UnsupportedVersion(version)
+	case env.Method == "":
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "clients send no responses in protocol " + version}
+	case env.ProtocolVersion == "":
+		// Missing from the body, not mismatched: the request is malformed.
+		return &protocol.Error{Code: protocol.CodeInvalidParams,
+			Message: env.Method + `: _meta["io.modelcontextprotocol/protocolVersion"] is required in protocol ` + version}
 	case version != env.ProtocolVersion:
 		return mismatch("MCP-Protocol-Version header value %q does not match body value %q", version, env.ProtocolVersion)
-	}
-	if env.Method == "" {
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "clients send no responses in protocol " + version}
+	case env.MetaErr != nil:
+		return protocol.WireError(env.MetaErr)
 	}
 	if got := r.Header.Get("Mcp-Method"); got != env.Method {
 		if got == "" {
