@@ -94,12 +94,12 @@ func (c *call) run(ctx context.Context) {
 	if isStream {
 		resp = answer()
 	} else {
-		resp = errorMsg(rq.id, errShuttingDown) // unless it runs: cancelled while in line
+		ran := false
 		select {
 		case ss.sem <- struct{}{}:
 			select {
 			case ss.srv.running <- struct{}{}: // the server's slots, shared by its sessions
-				resp = answer()
+				resp, ran = answer(), true
 				<-ss.srv.running
 			case <-ctx.Done():
 			}
@@ -107,6 +107,9 @@ func (c *call) run(ctx context.Context) {
 		case <-ctx.Done():
 		}
 		<-ss.admitted
+		if !ran { // cancelled while in line
+			resp = errorMsg(rq.id, errShuttingDown)
+		}
 	}
 	ss.mu.Lock()
 	delete(ss.inflight, string(rq.id))
