@@ -61,18 +61,29 @@ func (m *Message) Bytes() []byte {
 	return buf.Bytes()
 }
 
+// Size returns the bytes m holds: its length as written, but for the
+// escapes a quoted part gains on its way out.
+func (m *Message) Size() int {
+	n := 0
+	for _, p := range m.parts {
+		n += len(p.b)
+	}
+	return n
+}
+
 // WriteTo writes m, without a line ending, to w.
 func (m *Message) WriteTo(w io.Writer) (int64, error) {
+	if len(m.parts) == 1 && !m.parts[0].quoted {
+		n, err := w.Write(m.parts[0].b)
+		return int64(n), err
+	}
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
-		bw = bufio.NewWriterSize(w, 32<<10)
+		bw = bufio.NewWriterSize(w, min(m.Size()+64, 32<<10))
 	}
-	n0 := bw.Buffered()
 	var scratch []byte
-	err := m.writeTo(bw, &scratch)
-	n := int64(bw.Buffered() - n0)
+	n, err := m.writeTo(bw, &scratch)
 	if !ok && err == nil {
-		n = int64(bw.Buffered())
 		err = bw.Flush()
 	}
 	return n, err
@@ -92,28 +103,31 @@ func (m *Message) Release() {
 // quoteChunk is how much of a quoted part is escaped at a time.
 const quoteChunk = 32 << 10
 
-// writeTo writes m to w. scratch is the caller's buffer for escaping.
-func (m *Message) writeTo(w *bufio.Writer, scratch *[]byte) error {
+// writeTo writes m to w and returns the bytes written. scratch is the
+// caller's buffer for escaping.
+func (m *Message) writeTo(w *bufio.Writer, scratch *[]byte) (n int64, err error) {
 	for _, p := range m.parts {
 		if !p.quoted {
-			if _, err := w.Write(p.b); err != nil {
-				return err
+			k, err := w.Write(p.b)
+			if n += int64(k); err != nil {
+				return n, err
 			}
 			continue
 		}
 		for rest := p.b; len(rest) > 0; {
-			n := min(len(rest), quoteChunk)
-			for n < len(rest) && !utf8.RuneStart(rest[n]) {
-				n++ // escape whole characters: the escaping of each depends on it alone
+			k := min(len(rest), quoteChunk)
+			for k < len(rest) && !utf8.RuneStart(rest[k]) {
+				k++ // escape whole characters: the escaping of each depends on it alone
 			}
-			*scratch = appendQuoted((*scratch)[:0], rest[:n])
-			if _, err := w.Write(*scratch); err != nil {
-				return err
+			*scratch = appendQuoted((*scratch)[:0], rest[:k])
+			written, err := w.Write(*scratch)
+			if n += int64(written); err != nil {
+				return n, err
 			}
-			rest = rest[n:]
+			rest = rest[k:]
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // appendQuoted appends src escaped as the contents of a JSON string (no
@@ -196,7 +210,7 @@ func (o *outbox) run() {
 		o.queue = nil
 		o.mu.Unlock()
 		for i := range msgs {
-			err := msgs[i].writeTo(o.w, &scratch)
+			_, err := msgs[i].writeTo(o.w, &scratch)
 			if err == nil {
 				err = o.w.WriteByte('\n')
 			}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,10 @@ const (
 	DefaultKeepAlive      = 25 * time.Second
 	DefaultMaxStreams     = 256
 )
+
+// inlineBody is the largest response written with its length said; a
+// larger one (a large result) is streamed in chunks from where it lies.
+const inlineBody = 64 << 10
 
 // Path is the MCP endpoint's path; HealthPath the health check's.
 const (
@@ -257,10 +262,21 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 			header(w.Header())
 		}
 		w.Header().Set("Content-Type", "application/json")
+		var body []byte
+		if m.Size() <= inlineBody {
+			// Its length said: one write, without chunks.
+			body = m.Bytes()
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		}
 		w.WriteHeader(statusOf(m, modern))
 		rc := http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.StallTimeout))
-		_, err := m.WriteTo(w)
+		var err error
+		if body != nil {
+			_, err = w.Write(body)
+		} else {
+			_, err = m.WriteTo(w) // a large result, streamed from the backend's bytes
+		}
 		if err == nil {
 			// On the wire before the handler returns: a shutdown may close
 			// the connection as soon as every handler has.

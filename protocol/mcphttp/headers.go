@@ -119,11 +119,11 @@ func writeError(w http.ResponseWriter, status int, id jsontext.Value, e *protoco
 // modern era, a method the server does not have is 404 and a version it
 // does not speak is 400, as the transport says; anything else is 200.
 func statusOf(m *protocol.Message, modern bool) int {
-	if !modern {
+	if !modern || m.Size() > 4<<10 { // an error response is short
 		return http.StatusOK
 	}
 	b := m.Bytes()
-	if len(b) > 4<<10 || !bytes.Contains(b, []byte(`"error":`)) {
+	if !bytes.Contains(b, []byte(`"error":`)) {
 		return http.StatusOK
 	}
 	var resp struct {

@@ -4,8 +4,11 @@ import (
 	"encoding/base64"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
@@ -162,5 +165,40 @@ func TestEndedSessionsAre404(t *testing.T) {
 	}
 	if n := b.h.Sessions(); n != 0 {
 		t.Errorf("%d sessions open after a failed initialize", n)
+	}
+}
+
+// A short JSON response says its length (escapes counted); a large
+// result is streamed in chunks instead of gathered into one buffer.
+func TestAJSONResponseSaysItsLengthUnlessLarge(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		body   string
+		length bool // a Content-Length header
+	}{
+		{"a short result", modern(1, "tools/call", `"name":"echo","arguments":{"a":1}`), true},
+		{"a short result with escapes", modern(1, "tools/call", `"name":"echo","arguments":{"q":"\"\n\\\u0001 ü"}`), true},
+		{"an error", modern(1, "tools/call", `"name":"nope","arguments":{}`), true},
+		{"a result just under the line", modern(1, "tools/call", `"name":"big","arguments":{"n":60000}`), true},
+		{"a result of 1 MiB", modern(1, "tools/call", `"name":"big","arguments":{"n":1048576}`), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newBridge(t, Options{}, nil).modern(t).post(tt.body)
+			if r.status != http.StatusOK {
+				t.Fatalf("HTTP %d: %.200s", r.status, r.body)
+			}
+			cl := r.header.Get("Content-Length")
+			switch {
+			case tt.length && cl != strconv.Itoa(len(r.body)):
+				t.Errorf("Content-Length %q for a body of %d bytes", cl, len(r.body))
+			case !tt.length && cl != "":
+				t.Errorf("Content-Length %q on a streamed result of %d bytes", cl, len(r.body))
+			}
+			if !jsontext.Value(r.body).IsValid() {
+				t.Errorf("the body is not JSON: %.200s", r.body)
+			}
+		})
 	}
 }
