@@ -102,8 +102,8 @@ func (b *batch) add(rq *request, m Message) {
 			h.finish()
 		}
 	}
-	if b.size == 0 {
-		release()
+	if b.size == 0 { // no responses: every request was cancelled
+		b.out.Send(Message{done: release, final: true})
 		return
 	}
 	out := make([]byte, 0, b.size+1)

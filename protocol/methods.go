@@ -209,8 +209,8 @@ func (ss *session) reply(b *batch, rq *request, m Message) {
 	switch {
 	case b != nil:
 		b.add(rq, m)
-	case m.parts == nil:
-		rq.hold.finish()
+	case m.parts == nil: // no response, as for a call the client cancelled
+		rq.out.Send(Message{done: rq.hold.finish, final: true})
 	default:
 		rq.hold.charge(m.uncounted())
 		m.done, m.final = rq.hold.finish, true

@@ -38,7 +38,10 @@ type part struct {
 func msgOf(b []byte, done func()) Message { return Message{parts: []part{{b: b}}, done: done} }
 
 // Final reports whether m is the response to a request, after which no
-// other message about that request comes.
+// other message about that request comes. A final message of no bytes
+// (Size 0) ends a request that gets no response, one the client
+// cancelled: a Sink writes nothing for it, but may end what it keeps
+// open for the request, such as an HTTP response.
 func (m *Message) Final() bool { return m.final }
 
 // uncounted returns the bytes of m that are not counted yet, as held,
@@ -264,9 +267,12 @@ func (o *outbox) run() {
 		o.queue = nil
 		o.mu.Unlock()
 		for i := range msgs {
-			_, err := msgs[i].writeTo(o.w, &scratch)
-			if err == nil {
-				err = o.w.WriteByte('\n')
+			var err error
+			if len(msgs[i].parts) > 0 { // not the end of a request without a response
+				_, err = msgs[i].writeTo(o.w, &scratch)
+				if err == nil {
+					err = o.w.WriteByte('\n')
+				}
 			}
 			m := msgs[i]
 			msgs[i] = Message{} // written: the collector may have its bytes back before the batch ends

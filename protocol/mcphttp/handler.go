@@ -246,8 +246,10 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte
 
 // respond writes the response to a request: as one JSON object when it is
 // the only message, or as an event stream when notifications (progress,
-// log messages, requests of the server's) come first. header, when set,
-// adds headers before the status is written.
+// log messages, requests of the server's) come first, or when the request
+// ended without a response (the client cancelled it): then the stream
+// ends without one. header, when set, adds headers before the status is
+// written.
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, modern bool, header func(http.Header)) {
 	select {
 	case <-mb.wake:
@@ -255,7 +257,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 		return // gone: the mailbox closes, and drops what comes
 	}
 	msgs := mb.drain()
-	if len(msgs) == 1 && msgs[0].Final() {
+	if len(msgs) == 1 && msgs[0].Final() && msgs[0].Size() > 0 {
 		m := &msgs[0]
 		defer m.Release()
 		if header != nil {

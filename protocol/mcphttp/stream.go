@@ -103,9 +103,13 @@ func (s *sseWriter) write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// event writes one message as an event and releases it.
+// event writes one message as an event and releases it: none for the
+// end of a request that gets no response.
 func (s *sseWriter) event(m *protocol.Message) error {
 	defer m.Release()
+	if m.Size() == 0 {
+		return nil
+	}
 	if _, err := s.bw.WriteString("event: message\ndata: "); err != nil {
 		return err
 	}

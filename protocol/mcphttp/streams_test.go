@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -156,6 +157,45 @@ func TestALegacyCallOutlivesItsConnection(t *testing.T) {
 	// notifications/cancelled cancels it.
 	c.post(notification("notifications/cancelled", `{"requestId":2}`))
 	waitFor(t, b.tools.cancelled, "cancellation by notifications/cancelled")
+}
+
+// A call the client cancels with notifications/cancelled gets no
+// response, but its POST's response ends all the same (an event stream
+// without events), as does that of a 2025-03-26 batch whose requests were
+// all cancelled: nothing is left open for them.
+func TestACancelledCallsResponseEnds(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		version, body string
+		cancel        []int
+	}{
+		{"2025-11-25", call(2, "gate", `{}`), []int{2}},
+		{"2025-06-18", call(2, "gate", `{}`), []int{2}},
+		{"2025-03-26", "[" + call(2, "gate", `{}`) + "," + call(3, "gate", `{}`) + "]", []int{2, 3}},
+	} {
+		t.Run(tt.version, func(t *testing.T) {
+			t.Parallel()
+			b := newBridge(t, Options{}, nil)
+			c := b.legacy(t, tt.version)
+			answered := make(chan *reply, 1)
+			go func() { answered <- c.post(tt.body) }()
+			for range tt.cancel {
+				waitFor(t, b.tools.started, "call started")
+			}
+			for _, id := range tt.cancel {
+				if r := c.post(notification("notifications/cancelled", fmt.Sprintf(`{"requestId":%d}`, id))); r.status != http.StatusAccepted {
+					t.Fatalf("notifications/cancelled: %d %s", r.status, r.body)
+				}
+			}
+			r := waitFor(t, answered, "the cancelled call's response to end")
+			if r.status != http.StatusOK || mediaType(r.header.Get("Content-Type")) != "text/event-stream" || len(r.events) != 0 {
+				t.Errorf("HTTP %d, %s, events %q; want 200, an event stream without events", r.status, r.header.Get("Content-Type"), r.events)
+			}
+			if r := c.post(request(4, "ping", "")); r.status != http.StatusOK {
+				t.Errorf("the session after the cancellation: %d %s", r.status, r.body)
+			}
+		})
+	}
 }
 
 // In the modern era, closing the response stream cancels the request.

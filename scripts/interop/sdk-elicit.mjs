@@ -447,17 +447,17 @@ async function cancelled(s) {
     const e = await recorded(s, skip);
     const there = await exists(s, id);
     const next = await tried(s, yes);
-    // Over HTTP, whether the bridge has ended the event stream of the
-    // cancelled call's POST, which carried the question, by the time the
-    // next delete is done: said, not required, since the transport only
-    // says a stream SHOULD end after its response, and a cancelled call
-    // has none.
+    // Over HTTP, the bridge has ended the event stream of the cancelled
+    // call's POST, which carried the question, by the time the next
+    // delete is done: a cancelled call gets no response, but nothing is
+    // left open for it.
     const post = s.transport.postQuestions.get(extra.requestId);
-    const stream = http ? `; its POST stream ${s.transport.ended.has(post?.id) ? "ended" : "still open after the next call"}` : "";
+    const streamEnded = !http || s.transport.ended.has(post?.id);
+    const stream = http ? `; its POST stream ${streamEnded ? "ended" : "still open after the next call"}` : "";
     const said = `the call ${error}; question withdrawn (${reason})${stream}; the note is ${there ? "still there" : "gone"}; recorded ${e?.outcome}/${e?.answer}; the next delete ${next.there ? "failed" : "went ahead on yes"}`;
     check(
       "call cancelled",
-      error.startsWith("rejected") && s.transport.withdrawn.has(extra.requestId) && extra.signal.aborted && there && e?.outcome === "cancelled" && next.result && !next.result.isError && !next.there,
+      error.startsWith("rejected") && s.transport.withdrawn.has(extra.requestId) && extra.signal.aborted && streamEnded && there && e?.outcome === "cancelled" && next.result && !next.result.isError && !next.there,
       `${said}; audit ${show(e)}; next ${show(next.result) ?? errorOf(next.error)}`,
       said,
     );
