@@ -79,7 +79,7 @@ func (c Confirm) reason(client string, t *manifest.Tool) *ConfirmReason {
 // asked is what a call's record says of asking the user.
 type asked struct {
 	how    string // "elicitation", "input_required", or "" when not asked
-	answer string // "accept", "decline", "cancel", "none" (no answer in time)
+	answer string // "accept" (yes), "no", "decline", "cancel", or "none" (no answer: none in time, the call cancelled, or asking failed)
 }
 
 // confirm asks the user before e runs, when it must: it returns nil when
@@ -93,7 +93,7 @@ func (r *Registry) confirm(ctx context.Context, e *Entry, req *protocol.CallTool
 	if req.Ask == nil {
 		if r.opts.Confirm.DenyUnasked {
 			return protocol.TextResult(fmt.Sprintf("%s asks the user before it runs, and this client cannot ask (it declared no elicitation), so the call was refused; nothing was sent to the backend. "+
-				"Use a client that supports elicitation, or let the bridge run such calls unconfirmed.", e.Name), true), outcomeRefused, a, nil
+				"Use a client that supports elicitation, or let the bridge run such calls unconfirmed (--confirm-unsupported allow, or TAIRSEACH_CONFIRM_UNSUPPORTED=allow).", e.Name), true), outcomeRefused, a, nil
 		}
 		r.unaskedOnce(e)
 		return nil, "", a, nil

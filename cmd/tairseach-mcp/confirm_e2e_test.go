@@ -305,8 +305,8 @@ func TestAClientThatCannotAsk(t *testing.T) {
 			if err != nil || res.IsError == tt.allowed {
 				t.Fatalf("%v %q", err, textOf(res))
 			}
-			if !tt.allowed && !strings.Contains(textOf(res), "this client cannot ask") {
-				t.Errorf("the refusal does not say why: %q", textOf(res))
+			if !tt.allowed && (!strings.Contains(textOf(res), "this client cannot ask") || !strings.Contains(textOf(res), "--confirm-unsupported allow")) {
+				t.Errorf("the refusal does not say why, and how to change it: %q", textOf(res))
 			}
 			if got := len(deletedIDs(be)) - before; got != map[bool]int{true: 1}[tt.allowed] {
 				t.Errorf("the backend was called %d times", got)

@@ -77,7 +77,9 @@ type Entry struct {
 	Code *int64 `json:"code,omitzero"`
 	// Confirmation is how the user was asked to confirm the call
 	// (elicitation, input_required), when they were; Answer is what they
-	// answered (accept, decline, cancel), or that they did not (expired).
+	// answered (accept: yes; no: the form sent back with no; decline;
+	// cancel), or none when no answer came (none in time, the call
+	// cancelled, or asking failed).
 	Confirmation string `json:"confirmation,omitzero"`
 	Answer       string `json:"answer,omitzero"`
 	// BytesIn and BytesOut are the sizes of the arguments and of the
