@@ -91,3 +91,34 @@ func BenchmarkServe(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkAppendQuoted escapes 1 MiB of text as the text content of a
+// large result is escaped: base64 (an attachment), JSON (a result's own
+// text, quotes every few bytes) and prose outside ASCII.
+func BenchmarkAppendQuoted(b *testing.B) {
+	for _, in := range quotedInputs(1 << 20) {
+		b.Run(in.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in.text)))
+			var dst []byte
+			for b.Loop() {
+				dst = appendQuoted(dst[:0], in.text)
+			}
+		})
+	}
+}
+
+// quotedInputs returns size bytes of each kind of text a result holds.
+func quotedInputs(size int) []struct {
+	name string
+	text []byte
+} {
+	fill := func(unit string) []byte { return []byte(strings.Repeat(unit, size/len(unit)+1)[:size]) }
+	return []struct {
+		name string
+		text []byte
+	}{
+		{"base64", fill("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0123456789+/")},
+		{"json", fill(`{"id":"n1","title":"groceries","tags":["a","b"],"done":false},`)},
+		{"prose", fill("Tá an fhearthainn ag titim ar na sléibhte, agus 🦜 ag canadh.\n")},
+	}
+}

@@ -3,6 +3,8 @@ package protocol
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"sync"
 	"unicode/utf8"
@@ -133,21 +135,73 @@ func (m *Message) writeTo(w *bufio.Writer, scratch *[]byte) (n int64, err error)
 // appendQuoted appends src escaped as the contents of a JSON string (no
 // quotes around it), as the encoder writes strings with encodeOpts:
 // invalid UTF-8 replaced, and U+2028 and U+2029 escaped for JavaScript.
+// Runs of printable ASCII, most of a large result, are copied as they
+// are; the encoder escapes the rest.
 func appendQuoted(dst, src []byte) []byte {
-	start := len(dst)
-	dst, _ = jsontext.AppendQuote(dst, src) // invalid UTF-8 is replaced
-	q := dst[start+1 : len(dst)-1]
-	dst = append(dst[:start], q...)
-	if !bytes.Contains(dst[start:], lineSep) && !bytes.Contains(dst[start:], paraSep) {
-		return dst
+	for len(src) > 0 {
+		n := plainPrefix(src)
+		dst = append(dst, src[:n]...)
+		src = src[n:]
+		switch {
+		case len(src) == 0:
+		case src[0] == '"' || src[0] == '\\':
+			dst = append(dst, '\\', src[0])
+			src = src[1:]
+		case src[0] >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(src)
+			switch {
+			case r == utf8.RuneError && n == 1:
+				dst = utf8.AppendRune(dst, utf8.RuneError) // invalid UTF-8 is replaced
+			case r == '\u2028' || r == '\u2029':
+				dst = fmt.Appendf(dst, `\u%04x`, r)
+			default:
+				dst = append(dst, src[:n]...)
+			}
+			src = src[n:]
+		default: // a control character
+			dst = appendEscaped(dst, src[:1])
+			src = src[1:]
+		}
 	}
-	out := dst[start:]
-	out = bytes.ReplaceAll(out, lineSep, []byte(`\u2028`))
-	out = bytes.ReplaceAll(out, paraSep, []byte(`\u2029`))
-	return append(dst[:start], out...)
+	return dst
 }
 
-var lineSep, paraSep = []byte("\u2028"), []byte("\u2029")
+// appendEscaped appends src escaped by the encoder.
+func appendEscaped(dst, src []byte) []byte {
+	start := len(dst)
+	dst, _ = jsontext.AppendQuote(dst, src)
+	return append(dst[:start], dst[start+1:len(dst)-1]...)
+}
+
+// plainPrefix returns the length of src's longest prefix of bytes that a
+// JSON string holds as they are: printable ASCII but '"' and '\\'. It
+// looks at 8 bytes at a time while all 8 are such bytes.
+func plainPrefix(src []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		x := binary.LittleEndian.Uint64(src[i:])
+		q := x ^ (ones * '"')
+		b := x ^ (ones * '\\')
+		// A high bit set in each term marks a byte that is, in turn, below
+		// 0x20, '"', '\\' (a zero byte after the XOR), or outside ASCII.
+		if (x-ones*' ')&^x&highs|(q-ones)&^q&highs|(b-ones)&^b&highs|x&highs != 0 {
+			break
+		}
+	}
+	for i < len(src) && plain[src[i]] {
+		i++
+	}
+	return i
+}
+
+// plain tells the bytes plainPrefix looks for.
+var plain = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // outbox takes messages for the one writer goroutine of a stream. It never
 // blocks its senders: what it queues was counted against a budget first.

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -59,4 +60,44 @@ func TestAResultWrittenInPartsIsTheEncodersMessage(t *testing.T) {
 			}
 		}
 	}
+}
+
+// quotedByEncoder is appendQuoted's reference: the encoder's escaping of
+// the whole of src, with U+2028 and U+2029 escaped after.
+func quotedByEncoder(src []byte) []byte {
+	q, _ := jsontext.AppendQuote(nil, src)
+	q = q[1 : len(q)-1]
+	q = bytes.ReplaceAll(q, []byte("\u2028"), []byte(`\u2028`))
+	return bytes.ReplaceAll(q, []byte("\u2029"), []byte(`\u2029`))
+}
+
+// appendQuoted escapes as the encoder does, byte for byte, whatever lies
+// either side of the 8-byte words it reads at once.
+func TestAppendQuotedEscapesAsTheEncoder(t *testing.T) {
+	special := []string{"\"", "\\", "\x00", "\x1f", "\x7f", " ", "é", "🦜", "\u2028", "\u2029", "\xff", "\xe2\x80", "<&>", "\t\n\r"}
+	for _, s := range special {
+		for pad := range 17 { // the special text at every place in a word
+			for _, text := range []string{strings.Repeat("a", pad) + s, s + strings.Repeat("b", pad), strings.Repeat("c", pad) + s + strings.Repeat("d", 16-pad)} {
+				if got, want := appendQuoted([]byte("x"), []byte(text)), append([]byte("x"), quotedByEncoder([]byte(text))...); !bytes.Equal(got, want) {
+					t.Errorf("%q: got %q, want %q", text, got, want)
+				}
+			}
+		}
+	}
+	for _, in := range quotedInputs(100 << 10) {
+		if got, want := appendQuoted(nil, in.text), quotedByEncoder(in.text); !bytes.Equal(got, want) {
+			t.Errorf("%s: differs from the encoder's escaping", in.name)
+		}
+	}
+}
+
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", "plain text of some length", `{"a":"b\\c"}`, "\u2028\x01é\xff🦜", "\xe2\x80\xa8"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if got, want := appendQuoted(nil, src), quotedByEncoder(src); !bytes.Equal(got, want) {
+			t.Errorf("%q: got %q, want %q", src, got, want)
+		}
+	})
 }

@@ -20,6 +20,15 @@
 #              prompts/get;
 #   sdk        a TypeScript SDK client session per protocol version
 #              2024-11-05 … 2025-11-25 (scripts/interop/sdk-client.mjs);
+#   sdk-elicit the same client declaring elicitation, for 2025-06-18 and
+#              2025-11-25, answers the bridge's confirmation questions
+#              before tairseach_notes_delete: the question, yes, no,
+#              decline, cancel, an error, no answer in time (a bridge with
+#              --call-timeout 3s), the call cancelled while asked, 32
+#              questions at once answered out of order, and a client
+#              without elicitation under --confirm-unsupported allow and
+#              deny; each proven by whether the note is still there
+#              (scripts/interop/sdk-elicit.mjs);
 #   bundle     the Claude Desktop bundle, built by scripts/bundle.sh, then
 #              validated, packed and unpacked with the pinned MCPB CLI; the
 #              unpacked server is started as its manifest says and two
@@ -40,6 +49,9 @@
 #              arguments, progress, cancellation, list_changed after a
 #              manifest edit, four clients at once, DELETE
 #              (scripts/interop/sdk-http.mjs);
+#   sdk-elicit-http  the sdk-elicit checks over StreamableHTTPClientTransport,
+#              each question on its call's POST event stream (the bridges
+#              with other flags started by the script itself);
 #   conformance  every server scenario of the official conformance suite for
 #              2025-11-25 and 2026-07-28, directly against another such bridge
 #              (scripts/interop/conformance.mjs); those that do not apply
@@ -331,6 +343,12 @@ for version in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
 		--protocol-version "$version" --log-level error
 done
 
+say "TypeScript SDK $sdk_version answering confirmation questions (scripts/interop/sdk-elicit.mjs)"
+for version in 2025-06-18 2025-11-25; do
+	checks sdk-elicit "$version" "$node" "$pkgdir/sdk-elicit.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" \
+		--protocol-version "$version"
+done
+
 # ------------------------------------------------------- Claude Desktop bundle
 # shellcheck source=scripts/interop/bundle-check.sh
 source "$here/bundle-check.sh"
@@ -440,6 +458,12 @@ else
 	for version in 2024-11-05 2025-03-26 2025-06-18 2025-11-25; do
 		checks sdk-http "$version" "$node" "$pkgdir/sdk-http.mjs" --url "$http_url" --manifests "$work/manifests-http" \
 			--audit "$audit" --protocol-version "$version"
+	done
+
+	say "TypeScript SDK $sdk_version answering confirmation questions over Streamable HTTP (scripts/interop/sdk-elicit.mjs --url)"
+	for version in 2025-06-18 2025-11-25; do
+		checks sdk-elicit-http "$version" "$node" "$pkgdir/sdk-elicit.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests-http" \
+			--url "$http_url" --audit "$audit" --protocol-version "$version"
 	done
 fi
 
