@@ -70,6 +70,10 @@ type Tool struct {
 	// Method is the backend method from implementation.methods, "" when
 	// the manifest maps none.
 	Method string `json:"-"`
+	// Headers are the parameters that the inputSchema marks with
+	// x-mcp-header, in the order of their paths; none when the tool is
+	// Broken.
+	Headers []Header `json:"-"`
 	// Broken is true when the tool has an error-level problem: it is not
 	// served, and its fields may be incomplete (Name is set when the
 	// manifest gives one).

@@ -106,6 +106,7 @@ func (p *parser) parse(data []byte) *Manifest {
 		t.Method = m.Implementation.Methods[t.Name]
 		p.lint(t, doc)
 		p.compile(t, doc)
+		p.headers(t, doc)
 	}
 
 	uses := newMethodUses(m)

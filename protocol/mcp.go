@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -41,6 +43,22 @@ type Tool struct {
 	InputSchema  jsontext.Value   `json:"inputSchema"`
 	OutputSchema jsontext.Value   `json:"outputSchema,omitzero"`
 	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
+	// ParamHeaders are the parameters that InputSchema marks with
+	// x-mcp-header, found by whoever made the tool (a ToolSet does not
+	// read schemas): over Streamable HTTP, a 2026-07-28 client mirrors
+	// each into a header, which the transport checks against the body.
+	ParamHeaders []ParamHeader `json:"-"`
+}
+
+// ParamHeader is a tool parameter that 2026-07-28 clients mirror into
+// the HTTP header Mcp-Param-{Name} on the Streamable HTTP transport.
+type ParamHeader struct {
+	// Name is the x-mcp-header value, as the schema spells it; header
+	// names are compared without regard to case.
+	Name string
+	// Path is the chain of property names from the arguments object to
+	// the parameter.
+	Path []string
 }
 
 // anyObject is the input schema of a tool that declares none.
@@ -73,12 +91,16 @@ func (t Tool) encode(s shape) jsontext.Value {
 // It keeps each tool's JSON per protocol shape once it has been asked
 // for, so one ToolSet should be built per change of the tool table and
 // shared. It is safe for concurrent use.
-type ToolSet struct{ catalogue[Tool] }
+type ToolSet struct {
+	catalogue[Tool]
+	params map[string][]ParamHeader // by tool name, of the tools that have any
+}
 
 // NewToolSet returns a ToolSet holding tools in the given order. Tools
 // must have unique names; a later duplicate is dropped. A tool without an
 // input schema gets one that accepts any object.
 func NewToolSet(tools []Tool) *ToolSet {
+	ts := &ToolSet{}
 	kept := make([]Tool, 0, len(tools))
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
@@ -89,10 +111,22 @@ func NewToolSet(tools []Tool) *ToolSet {
 		if len(t.InputSchema) == 0 {
 			t.InputSchema = anyObject
 		}
+		if len(t.ParamHeaders) > 0 {
+			if ts.params == nil {
+				ts.params = map[string][]ParamHeader{}
+			}
+			ts.params[t.Name] = t.ParamHeaders
+		}
 		kept = append(kept, t)
 	}
-	return &ToolSet{catalogue[Tool]{items: kept}}
+	ts.items = kept
+	return ts
 }
+
+// ParamHeaders returns the parameters the named tool's clients mirror
+// into headers; none for a tool without any, or not in the set. The
+// caller must not modify the slice.
+func (ts *ToolSet) ParamHeaders(tool string) []ParamHeader { return ts.params[tool] }
 
 // Len returns the number of tools.
 func (ts *ToolSet) Len() int { return len(ts.items) }
@@ -100,12 +134,15 @@ func (ts *ToolSet) Len() int { return len(ts.items) }
 // Tools returns the tools; the caller must not modify the slice.
 func (ts *ToolSet) Tools() []Tool { return ts.items }
 
-// Equal reports whether two sets look the same to clients of any version.
+// Equal reports whether two sets look the same to clients of any version
+// and have the same parameter headers.
 func (ts *ToolSet) Equal(other *ToolSet) bool {
 	if ts == nil || other == nil {
 		return ts == other
 	}
-	return ts.equal(&other.catalogue)
+	return ts.equal(&other.catalogue) && maps.EqualFunc(ts.params, other.params, func(a, b []ParamHeader) bool {
+		return slices.EqualFunc(a, b, func(x, y ParamHeader) bool { return x.Name == y.Name && slices.Equal(x.Path, y.Path) })
+	})
 }
 
 // Content is one content block of a tool result. Only text blocks are produced.

@@ -63,3 +63,29 @@ func TestCallsNameTheirClientAndSession(t *testing.T) {
 		}
 	})
 }
+
+// A tool set keeps the parameters each tool's clients mirror into
+// headers, found by name, out of what clients are sent of the tool.
+func TestToolSetsKeepTheirParamHeaders(t *testing.T) {
+	region := []ParamHeader{{Name: "Region", Path: []string{"region"}}}
+	schema := []byte(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)
+	ts := NewToolSet([]Tool{
+		{Name: "run", InputSchema: schema, ParamHeaders: region},
+		{Name: "plain"},
+		{Name: "run", InputSchema: schema, ParamHeaders: []ParamHeader{{Name: "Dropped", Path: []string{"x"}}}},
+	})
+	if diff := cmp.Diff(region, ts.ParamHeaders("run")); diff != "" {
+		t.Errorf("run's headers (-want +got):\n%s", diff)
+	}
+	if ts.ParamHeaders("plain") != nil || ts.ParamHeaders("none") != nil {
+		t.Errorf("plain: %v, none: %v; want no headers", ts.ParamHeaders("plain"), ts.ParamHeaders("none"))
+	}
+	if enc := string(ts.encoded(shapeStructured)[0]); strings.Contains(enc, "ParamHeaders") || !strings.Contains(enc, `"x-mcp-header":"Region"`) {
+		t.Errorf("run as clients see it: %s", enc)
+	}
+	same := NewToolSet([]Tool{{Name: "run", InputSchema: schema, ParamHeaders: region}, {Name: "plain"}})
+	other := NewToolSet([]Tool{{Name: "run", InputSchema: schema, ParamHeaders: []ParamHeader{{Name: "Zone", Path: []string{"region"}}}}, {Name: "plain"}})
+	if !ts.Equal(same) || ts.Equal(other) {
+		t.Errorf("Equal: same %v, other %v; want true, false", ts.Equal(same), ts.Equal(other))
+	}
+}

@@ -152,7 +152,18 @@ func protocolTool(name string, t *manifest.Tool) protocol.Tool {
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
 		Annotations:  annotations(t.Annotations),
+		ParamHeaders: paramHeaders(t.Headers),
 	}
+}
+
+// paramHeaders returns the parameters a tool's clients mirror into
+// headers, as the manifest's inputSchema marks them.
+func paramHeaders(hs []manifest.Header) []protocol.ParamHeader {
+	var out []protocol.ParamHeader
+	for _, h := range hs {
+		out = append(out, protocol.ParamHeader{Name: h.Name, Path: h.Path})
+	}
+	return out
 }
 
 // annotations returns a tool's hints as clients see them; nil when the

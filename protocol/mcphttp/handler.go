@@ -213,6 +213,14 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte
 		writeError(w, http.StatusBadRequest, env.ID, err)
 		return
 	}
+	if env.Method == "tools/call" {
+		// Against the current list: a client that mirrors an older one is
+		// refused, and lists the tools again, as the specification says.
+		if err := checkParamHeaders(r.Header, h.srv.Tools.Tools().ParamHeaders(env.Name), body); err != nil {
+			writeError(w, http.StatusBadRequest, env.ID, err)
+			return
+		}
+	}
 	listen := env.Method == "subscriptions/listen"
 	if listen && !h.openStream() {
 		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many open subscriptions/listen streams; try again later")

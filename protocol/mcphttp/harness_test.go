@@ -273,13 +273,19 @@ func (c *client) do(method, body string, extra ...headers) *reply {
 	if body != "" {
 		c.check.ClientLine([]byte(body))
 	}
-	ctx := c.t.Context()
+	return c.send(c.request(c.t.Context(), method, body, h))
+}
+
+// send sends req and reads the whole reply, checking every message.
+func (c *client) send(req *http.Request) *reply {
+	c.t.Helper()
+	method := req.Method
 	if c.b.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.b.timeout)
+		ctx, cancel := context.WithTimeout(req.Context(), c.b.timeout)
 		defer cancel()
+		req = req.WithContext(ctx)
 	}
-	resp, err := c.hc.Do(c.request(ctx, method, body, h))
+	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatalf("%s: %v", method, err)
 	}

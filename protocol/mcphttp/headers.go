@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -21,15 +22,12 @@ import (
 // version the server does not speak, -32022; a malformed _meta, -32602.
 // Each is answered 400 Bad Request.
 func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
-	mismatch := func(format string, args ...any) *protocol.Error {
-		return &protocol.Error{Code: protocol.CodeHeaderMismatch, Message: "Header mismatch: " + fmt.Sprintf(format, args...)}
-	}
 	version := r.Header.Get("MCP-Protocol-Version")
 	switch {
 	case env.Batch:
 		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "JSON-RPC batches are not part of protocol " + protocol.ModernVersion}
 	case version == "":
-		return mismatch("the MCP-Protocol-Version header is required")
+		return headerMismatch("the MCP-Protocol-Version header is required")
 	case !protocol.IsModernVersion(version) && !protocol.IsLegacyVersion(version):
 		return protocol.UnsupportedVersion(version)
 	case env.Method == "":
@@ -39,15 +37,15 @@ func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 		return &protocol.Error{Code: protocol.CodeInvalidParams,
 			Message: env.Method + `: _meta["io.modelcontextprotocol/protocolVersion"] is required in protocol ` + version}
 	case version != env.ProtocolVersion:
-		return mismatch("MCP-Protocol-Version header value %q does not match body value %q", version, env.ProtocolVersion)
+		return headerMismatch("MCP-Protocol-Version header value %q does not match body value %q", cut(version), env.ProtocolVersion)
 	case env.MetaErr != nil:
 		return protocol.WireError(env.MetaErr)
 	}
 	if got := r.Header.Get("Mcp-Method"); got != env.Method {
 		if got == "" {
-			return mismatch("the Mcp-Method header is required")
+			return headerMismatch("the Mcp-Method header is required")
 		}
-		return mismatch("Mcp-Method header value %q does not match body value %q", got, env.Method)
+		return headerMismatch("Mcp-Method header value %q does not match body value %q", cut(got), cut(env.Method))
 	}
 	switch env.Method {
 	case "tools/call", "resources/read", "prompts/get":
@@ -56,38 +54,76 @@ func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 	}
 	raw, ok := r.Header["Mcp-Name"]
 	if !ok || len(raw) != 1 {
-		return mismatch("one Mcp-Name header is required for %s", env.Method)
+		return headerMismatch("one Mcp-Name header is required for %s", env.Method)
 	}
 	name, err := decodeHeaderValue(raw[0])
 	if err != nil {
-		return mismatch("Mcp-Name header value: %v", err)
+		return headerMismatch("Mcp-Name header value: %v", err)
 	}
 	if name != env.Name {
-		return mismatch("Mcp-Name header value %q does not match body value %q", name, env.Name)
+		return headerMismatch("Mcp-Name header value %q does not match body value %q", cut(name), cut(env.Name))
 	}
 	return nil
 }
 
-// decodeHeaderValue decodes a header value that may use the base64
-// sentinel form, =?base64?…?=, for values that are not plain ASCII.
+// headerMismatch returns the -32020 error of a header that is missing or
+// disagrees with the body.
+func headerMismatch(format string, args ...any) *protocol.Error {
+	return &protocol.Error{Code: protocol.CodeHeaderMismatch, Message: "Header mismatch: " + fmt.Sprintf(format, args...)}
+}
+
+// Base64 sentinel of a header value that is not plain ASCII.
+const (
+	base64Prefix = "=?base64?"
+	base64Suffix = "?="
+)
+
+// decodeHeaderValue decodes the value of a header that mirrors the body
+// (Mcp-Name, Mcp-Param-{Name}). A value of such a header holds only
+// visible ASCII, spaces and tabs, not at its ends; any other value, and
+// one that starts with =?base64? and ends with ?=, is sent in that form,
+// its UTF-8 in base64 between the two. A value that starts so but ends
+// otherwise is plain.
 func decodeHeaderValue(v string) (string, error) {
-	if rest, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		enc, ok := strings.CutSuffix(rest, "?=")
-		if !ok {
-			return "", fmt.Errorf("%q starts as base64 but does not end with ?=", v)
-		}
-		b, err := base64.StdEncoding.DecodeString(enc)
-		if err != nil {
-			return "", fmt.Errorf("bad base64 in %q", v)
-		}
-		return string(b), nil
-	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-			return "", fmt.Errorf("invalid character %q", c)
+			return "", fmt.Errorf("byte %#02x is not visible ASCII, a space or a tab: send such a value as %s…%s", c, base64Prefix, base64Suffix)
 		}
 	}
-	return v, nil
+	enc, ok := strings.CutPrefix(v, base64Prefix)
+	if ok {
+		enc, ok = strings.CutSuffix(enc, base64Suffix)
+	}
+	if !ok {
+		if strings.Trim(v, " \t") != v {
+			return "", fmt.Errorf("%q starts or ends with white space: send such a value as %s…%s", cut(v), base64Prefix, base64Suffix)
+		}
+		return v, nil
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(enc)
+	if err != nil {
+		return "", fmt.Errorf("bad base64 in %q", cut(v))
+	}
+	if !utf8.Valid(b) {
+		return "", fmt.Errorf("%q is not UTF-8 in base64", cut(v))
+	}
+	return string(b), nil
+}
+
+// maxShown is the most bytes of a value a message quotes.
+const maxShown = 64
+
+// cut returns s, or its first maxShown bytes and an ellipsis when it is
+// longer: no message repeats a long value whole.
+func cut(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	i := maxShown
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // refuse answers a request the handler refuses before any session sees

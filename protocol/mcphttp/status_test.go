@@ -82,6 +82,7 @@ func TestEveryStatusCode(t *testing.T) {
 		{name: "an Mcp-Name unlike the body's is 400", body: modern(1, "tools/call", `"name":"echo","arguments":{}`), header: headers{"Mcp-Name": "wait"}, status: 400, ctype: json, code: -32020},
 		{name: "a base64 Mcp-Name unlike the body's is 400", body: modern(1, "tools/call", `"name":"echo","arguments":{}`), header: headers{"Mcp-Name": b64("wait")}, status: 400, ctype: json, code: -32020},
 		{name: "a broken base64 Mcp-Name is 400", body: modern(1, "tools/call", `"name":"echo","arguments":{}`), header: headers{"Mcp-Name": "=?base64?!!!?="}, status: 400, ctype: json, code: -32020},
+		{name: "an Mcp-Name that starts like base64 but does not end so is plain", body: modern(1, "tools/call", `"name":"=?base64?ZWNobw==","arguments":{}`), header: headers{"Mcp-Name": "=?base64?ZWNobw=="}, status: 200, ctype: json, code: -32602},
 		{name: "a raw Mcp-Name that is not ASCII is 400", body: modern(1, "tools/call", `"name":"naïve","arguments":{}`), header: headers{"Mcp-Name": "naïve"}, status: 400, ctype: json, code: -32020},
 		{name: "an unsupported version is 400", body: strings.ReplaceAll(modern(1, "tools/list", ""), "2026-07-28", "2099-01-01"), header: headers{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"}, status: 400, ctype: json, code: -32022},
 		{name: "an unknown method is 404", body: modern(1, "no/such", ""), status: 404, ctype: json, code: -32601},

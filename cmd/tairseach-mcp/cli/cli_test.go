@@ -200,6 +200,25 @@ func TestValidateReportsProblemsAndExitStatus(t *testing.T) {
 	}
 }
 
+// validate names the tool, the argument and the rule of an x-mcp-header
+// that breaks MCP's rules, and the tool is not served.
+func TestValidateReportsAnInvalidParamHeader(t *testing.T) {
+	dir := t.TempDir()
+	bad := strings.Replace(okManifest, `"inputSchema":{"type":"object"}`,
+		`"inputSchema":{"type":"object","properties":{"score":{"type":"number","x-mcp-header":"Score"}}}`, 1)
+	os.WriteFile(filepath.Join(dir, "bad.json"), []byte(bad), 0o644)
+	e, out, _ := testEnv(nil)
+	if code := run(context.Background(), e, []string{"validate", dir}); code != exitError {
+		t.Errorf("exit %d, want 1", code)
+	}
+	want := `bad.json:tools[0].inputSchema.properties.score.x-mcp-header: error: x-mcp-header "Score" on argument score is on a "number": ` +
+		`only "string", "integer" and "boolean" can be mirrored into a header, not fractions; use "integer" for whole numbers; ` +
+		`MCP clients drop a tool with an invalid x-mcp-header, so tool "notes.list" is not served`
+	if !strings.Contains(out.String(), want+"\n") || !strings.Contains(out.String(), "0 tools served; 1 error") {
+		t.Errorf("output:\n%s\nwant a line:\n%s", out, want)
+	}
+}
+
 func TestToolsListsWhatWouldBeServed(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "ok.json"), []byte(okManifest), 0o644)

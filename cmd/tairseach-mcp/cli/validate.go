@@ -24,7 +24,9 @@ same client name and different backend methods, two resources with the same URI 
 templates with the same URI template, or prompts with the same client name), a resource
 without exactly one of method, file and text, a URI template beyond RFC 6570 level 1, a
 method that implementation.methods does not list or that a destructive tool calls, a
-prompt that embeds a resource nothing serves.
+prompt that embeds a resource nothing serves, an x-mcp-header that breaks MCP's rules
+(a name that is not a unique HTTP token, on a property that is not a string, an integer or a
+boolean, or not reached from the root through "properties" alone).
 Warnings are served but worth fixing: a tool without a method mapping (not served), a
 mapping that nothing calls, an empty description, a top-level oneOf/anyOf/allOf in an
 inputSchema, a description or schema so large it dominates the tool list, a {placeholder}
