@@ -210,10 +210,10 @@ func (ss *session) reply(b *batch, rq *request, m Message) {
 	case b != nil:
 		b.add(rq, m)
 	case m.parts == nil: // no response, as for a call the client cancelled
-		rq.out.Send(Message{done: rq.hold.finish, final: true})
+		rq.out.Send(Message{hold: rq.hold, final: true})
 	default:
 		rq.hold.charge(m.uncounted())
-		m.done, m.final = rq.hold.finish, true
+		m.hold, m.final = rq.hold, true
 		rq.out.Send(m)
 	}
 }

@@ -19,8 +19,10 @@ import (
 // against its session's budget until Release.
 type Message struct {
 	parts []part
-	// done releases what the message holds, once it is written or
-	// dropped; nil when it holds nothing that is counted.
+	// hold is the bytes of the request it answers, counted until it is
+	// written or dropped; done releases anything else it holds. Either
+	// is nil when there is nothing to release.
+	hold *Hold
 	done func()
 	// final marks the response to a request: the last message about it.
 	final bool
@@ -99,6 +101,10 @@ func (m *Message) WriteTo(w io.Writer) (int64, error) {
 // must not use m afterwards.
 func (m *Message) Release() {
 	m.parts = nil
+	if m.hold != nil {
+		m.hold.finish()
+		m.hold = nil
+	}
 	if m.done != nil {
 		m.done()
 		m.done = nil

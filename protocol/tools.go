@@ -123,12 +123,19 @@ type clientInfo struct {
 // taken as none rather than failing the request), else as initialize
 // said.
 func (ss *session) clientOf(rq *request, m *requestMeta) clientInfo {
-	var c clientInfo
 	if rq.modern {
-		_ = json.Unmarshal(m.ClientInfo, &c)
-	} else if p := ss.client.Load(); p != nil {
-		c = *p
+		return decodeClientInfo(m.ClientInfo)
 	}
+	if p := ss.client.Load(); p != nil {
+		return *p
+	}
+	return clientInfo{}
+}
+
+// decodeClientInfo decodes a clientInfo, or returns none. (Apart from
+// clientOf, so that only the modern era's calls pay for the allocation.)
+func decodeClientInfo(v jsontext.Value) (c clientInfo) {
+	_ = json.Unmarshal(v, &c)
 	return c
 }
 
