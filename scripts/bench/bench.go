@@ -111,8 +111,8 @@ func summarise(name string, lat []time.Duration, errs int, wall time.Duration) s
 
 // startup starts the bridge runs times and measures the time to the
 // initialize response and to the first tools/list response, the moment
-// a client can offer the tools to a model (both wait for the manifests
-// to load: initialize to know whether to declare completions).
+// a client can offer the tools to a model (which waits for the
+// manifests to load; initialize does not).
 func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error) {
 	var initLat, listLat []time.Duration
 	for range runs {
