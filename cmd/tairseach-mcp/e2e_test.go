@@ -111,6 +111,7 @@ func bridgeCmd(dir, sock string, extra ...string) *exec.Cmd {
 	args := append([]string{"--manifests", dir, "--socket", sock, "--log-format", "json"}, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = []string{"HOME=" + os.TempDir(), "PATH=" + os.Getenv("PATH")}
+	dieWithTheTest(cmd)
 	return cmd
 }
 
