@@ -145,7 +145,8 @@ func (m *Message) writeTo(w *bufio.Writer, scratch *[]byte) (n int64, err error)
 // quotes around it), as the encoder writes strings with encodeOpts:
 // invalid UTF-8 replaced, and U+2028 and U+2029 escaped for JavaScript.
 // Runs of printable ASCII, most of a large result, are copied as they
-// are; the encoder escapes the rest.
+// are, as are valid characters outside ASCII; control characters are
+// escaped by the encoder.
 func appendQuoted(dst, src []byte) []byte {
 	for len(src) > 0 {
 		n := plainPrefix(src)
