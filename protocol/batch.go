@@ -11,7 +11,7 @@ import (
 
 // handleBatch answers a JSON array of messages. Batches exist only in
 // protocol 2025-03-26; in every other version the array is refused whole.
-func (ss *session) handleBatch(ctx context.Context, out Sink, line []byte) {
+func (ss *Session) handleBatch(ctx context.Context, out Sink, line []byte) {
 	h := ss.budget.newHold()
 	h.charge(len(line))
 	refuse := func(e *Error) { ss.reply(nil, &request{out: out, hold: h}, errorMsg(nullID, e)) }
@@ -57,16 +57,16 @@ func (ss *session) handleBatch(ctx context.Context, out Sink, line []byte) {
 // in the order of the requests, once every element is answered. Their
 // bytes are bounded by limit.
 type batch struct {
-	ss    *session
+	ss    *Session
 	out   Sink
-	hold  *Hold // the batch's own bytes, then the array's
+	hold  *hold // the batch's own bytes, then the array's
 	limit int
 
 	mu      sync.Mutex
 	pending int      // elements not answered yet
 	size    int      // bytes of resps
 	resps   [][]byte // by position in the batch; nil for none
-	holds   []*Hold  // the elements', released with the array
+	holds   []*hold  // the elements', released with the array
 }
 
 // add records the response to rq, an element (m without parts for none).

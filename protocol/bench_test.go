@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/rs/zerolog"
 )
 
 func BenchmarkDecodeMessage(b *testing.B) {
@@ -41,7 +40,7 @@ func benchToolSet(n int) *ToolSet {
 // decoded request to the response's bytes, as the reader does.
 func BenchmarkToolsList1000(b *testing.B) {
 	srv := newTestServer(&fakeTools{set: benchToolSet(1000)})
-	ss := srv.newSession(newOutbox(io.Discard), zerolog.Nop())
+	ss := srv.NewSession(newOutbox(io.Discard), SessionOptions{})
 	info := methods["tools/list"]
 	rq := &request{id: jsontext.Value("1"), method: "tools/list", era: era{version: Version20251125}}
 	p, _ := info.decode(nil, false)
@@ -76,8 +75,8 @@ func BenchmarkEncodeCallResult(b *testing.B) {
 // BenchmarkServe pushes tools/call requests through a whole session:
 // read, decode, dispatch to a goroutine, encode, write.
 func BenchmarkServe(b *testing.B) {
-	srv := newTestServer(&fakeTools{set: testTools(), calls: map[string]func(context.Context, *CallToolRequest) (*CallToolResult, error){
-		"t_plain": func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+	srv := newTestServer(&fakeTools{set: testTools(), calls: map[string]func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error){
+		"t_plain": func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error) {
 			return &CallToolResult{Content: []Content{{Type: "text", Text: `{"ok":true}`}}, StructuredContent: jsontext.Value(`{"ok":true}`)}, nil
 		},
 	}})

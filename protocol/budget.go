@@ -36,7 +36,7 @@ type budget struct {
 
 	// Guarded by root.mu.
 	used    int64
-	running map[*Hold]struct{} // holds of calls running or waiting to be written
+	running map[*hold]struct{} // holds of calls running or waiting to be written
 
 	// Root only.
 	mu   sync.Mutex
@@ -57,7 +57,7 @@ const (
 )
 
 func newBudget(limit int64, parent *budget) *budget {
-	b := &budget{limit: limit, parent: parent, running: map[*Hold]struct{}{}}
+	b := &budget{limit: limit, parent: parent, running: map[*hold]struct{}{}}
 	b.root = b
 	if parent != nil {
 		b.root = parent.root
@@ -68,25 +68,25 @@ func newBudget(limit int64, parent *budget) *budget {
 // holdSeq orders holds by age across a process: the smaller, the older.
 var holdSeq atomic.Uint64
 
-// Hold is the bytes held for one request, counted against its session's
-// budget and its server's. A tool provider makes a call's holds grow as it
-// reads what the response will carry (see CallToolRequest.Hold). Its
-// methods are safe for concurrent use; a nil *Hold counts nothing.
-type Hold struct {
+// hold is the bytes held for one request, counted against its session's
+// budget and its server's. A provider makes its call's hold grow as it
+// reads what the response will carry (Call.Grow). Its methods are safe
+// for concurrent use; a nil *hold counts nothing.
+type hold struct {
 	b       *budget
 	seq     uint64
 	held    int64 // guarded by b.root.mu
 	running bool  // has grown: in the running sets; guarded by b.root.mu
 }
 
-func (b *budget) newHold() *Hold {
-	return &Hold{b: b, seq: holdSeq.Add(1)}
+func (b *budget) newHold() *hold {
+	return &hold{b: b, seq: holdSeq.Add(1)}
 }
 
 // Grow counts n more bytes, waiting while the budget has no room for them
 // unless this is the oldest call that grew. It fails only when ctx ends
 // first.
-func (h *Hold) Grow(ctx context.Context, n int) error {
+func (h *hold) Grow(ctx context.Context, n int) error {
 	if h == nil || n <= 0 {
 		return nil
 	}
@@ -118,7 +118,7 @@ func (h *Hold) Grow(ctx context.Context, n int) error {
 
 // mayTake reports whether h may take n more bytes now: at every level
 // they fit, or h is that level's oldest running call.
-func (h *Hold) mayTake(n int64) bool {
+func (h *hold) mayTake(n int64) bool {
 	for b := h.b; b != nil; b = b.parent {
 		if b.used+n > b.limit && !(h.running && b.oldest() == h) {
 			return false
@@ -128,8 +128,8 @@ func (h *Hold) mayTake(n int64) bool {
 }
 
 // oldest returns the oldest hold in b's running set.
-func (b *budget) oldest() *Hold {
-	var old *Hold
+func (b *budget) oldest() *hold {
+	var old *hold
 	for h := range b.running {
 		if old == nil || h.seq < old.seq {
 			old = h
@@ -140,7 +140,7 @@ func (b *budget) oldest() *Hold {
 
 // charge counts n bytes already held, whatever room there is: for what
 // the server makes itself, bounded by the request that made it.
-func (h *Hold) charge(n int) {
+func (h *hold) charge(n int) {
 	if h == nil || n <= 0 {
 		return
 	}
@@ -149,7 +149,7 @@ func (h *Hold) charge(n int) {
 	h.b.root.mu.Unlock()
 }
 
-func (h *Hold) add(n int64) {
+func (h *hold) add(n int64) {
 	h.held += n
 	h.b.addLocked(n)
 }
@@ -206,7 +206,7 @@ func (b *budget) releaseIfIdle() {
 
 // finish releases everything h holds: the request is answered, and its
 // response written or dropped. Finishing twice is harmless.
-func (h *Hold) finish() {
+func (h *hold) finish() {
 	if h == nil {
 		return
 	}

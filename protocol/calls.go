@@ -6,12 +6,12 @@ import (
 	"sync/atomic"
 )
 
-// call is a request running on a goroutine of its own (tools/call,
-// subscriptions/listen), registered so that notifications/cancelled can
-// reach it.
-type call struct {
-	ss        *session
-	rq        *request
+// flight is a request running on a goroutine of its own (tools/call,
+// subscriptions/listen, …), registered so that notifications/cancelled
+// can reach it. It holds the request's Call, which its handler passes to
+// the provider.
+type flight struct {
+	call      Call
 	info      methodInfo
 	p         params
 	b         *batch // the batch it belongs to, or nil
@@ -22,25 +22,17 @@ type call struct {
 	listsQueued [numLists]atomic.Bool // a list_changed of each list is queued on it and not yet written
 }
 
-type callKey struct{}
-
-// callOf returns the call ctx belongs to, or nil.
-func callOf(ctx context.Context) *call {
-	c, _ := ctx.Value(callKey{}).(*call)
-	return c
-}
-
 // errShuttingDown answers a call that cannot start because the session
 // is ending.
 var errShuttingDown = &Error{Code: CodeInternalError, Message: "server is shutting down"}
 
 // startCall registers a call, within its limits, and starts its
-// goroutine, which the session owns: serve waits for it through calls.
-// A tool call takes a place among the admitted ones first: up to
-// MaxInFlight run and as many wait in line, each on its own goroutine, so
-// cancellations, pings and lists still get through. Only past that does
-// the reader wait, which pushes back on the client.
-func (ss *session) startCall(ctx context.Context, rq *request, info methodInfo, p params, b *batch) {
+// goroutine, which the session owns: Close and Drained wait for it
+// through calls. A tool call takes a place among the admitted ones first:
+// up to MaxInFlight run and as many wait in line, each on its own
+// goroutine, so cancellations, pings and lists still get through. Only
+// past that does the reader wait, which pushes back on the client.
+func (ss *Session) startCall(ctx context.Context, rq *request, info methodInfo, p params, b *batch) {
 	isStream := info.flags&stream != 0
 	if !isStream {
 		select {
@@ -50,7 +42,19 @@ func (ss *session) startCall(ctx context.Context, rq *request, info methodInfo, 
 			return
 		}
 	}
-	c := &call{ss: ss, rq: rq, info: info, p: p, b: b}
+	f := &flight{info: info, p: p, b: b}
+	f.call = Call{ss: ss, rq: rq, hold: rq.hold, principal: ss.principal}
+	if !isStream {
+		f.call.client = ss.clientOf(rq, p.meta())
+		if token := p.meta().ProgressToken; validID(token) {
+			// A string or an integer, as the schema says, so what makes a
+			// valid request id. Anything else (null, which some clients
+			// send for "none", an object, a fraction) is no token: echoed,
+			// it would make notifications the client finds invalid.
+			f.call.progress = token
+		}
+	}
+	rq.flight = f
 	ss.mu.Lock()
 	var refuse *Error
 	switch _, dup := ss.inflight[string(rq.id)]; {
@@ -72,23 +76,23 @@ func (ss *session) startCall(ctx context.Context, rq *request, info methodInfo, 
 	if isStream {
 		ss.listens++
 	}
-	ctx, c.cancel = context.WithCancel(context.WithValue(ctx, callKey{}, c))
-	ss.inflight[string(rq.id)] = c
+	ctx, f.cancel = context.WithCancel(ctx)
+	ss.inflight[string(rq.id)] = f
 	ss.calls.Add(1)
 	ss.mu.Unlock()
-	ss.runner.run(func() { c.run(ctx) })
+	ss.runner.run(func() { f.run(ctx) })
 }
 
 // run waits for a slot to run in, runs the call and sends its response.
 // It ends when the handler returns (bounded by the call's timeout or
 // cancellation).
-func (c *call) run(ctx context.Context) {
-	ss, rq, isStream := c.ss, c.rq, c.info.flags&stream != 0
+func (f *flight) run(ctx context.Context) {
+	ss, rq, isStream := f.call.ss, f.call.rq, f.info.flags&stream != 0
 	defer ss.calls.Done()
-	defer c.cancel()
+	defer f.cancel()
 	answer := func() Message {
-		res, err := ss.handle(ctx, rq, c.info, c.p)
-		return ss.encode(rq, c.info, res, err)
+		res, err := ss.handle(ctx, rq, f.info, f.p)
+		return ss.encode(rq, f.info, res, err)
 	}
 	var resp Message
 	if isStream {
@@ -117,9 +121,9 @@ func (c *call) run(ctx context.Context) {
 		ss.listens--
 	}
 	ss.mu.Unlock()
-	if c.cancelled.Load() {
+	if f.cancelled.Load() {
 		ss.log.Debug().Str("method", rq.method).Msg("request cancelled by client, no response")
 		resp = Message{} // but a batch still counts it as answered
 	}
-	ss.reply(c.b, rq, resp)
+	ss.reply(f.b, rq, resp)
 }

@@ -75,7 +75,7 @@ func (c *catalogue[T]) equal(other *catalogue[T]) bool {
 // opaque to clients: base64 of the list's generation and the offset of
 // the next item. A cursor from another list is refused rather than read
 // as an offset into the new one, which would skip or repeat items.
-func page[T listed](ss *session, rq *request, c *catalogue[T], cursor *string, what string) ([]jsontext.Value, string, error) {
+func page[T listed](ss *Session, rq *request, c *catalogue[T], cursor *string, what string) ([]jsontext.Value, string, error) {
 	enc := c.encoded(rq.shape())
 	start := 0
 	if cursor != nil {
@@ -132,11 +132,11 @@ type splicedList interface {
 // catalogue's encodings, made by the same encoder: they are spliced into
 // the response as they are, since encoding them again (the encoder checks
 // a raw value byte by byte) would be most of the cost of a long list.
-func encodeList(id jsontext.Value, res splicedList) ([]byte, error) {
+func encodeList(id jsontext.Value, res splicedList) (Message, error) {
 	member, items := res.takeItems() // the member is encoded as []
 	b, err := encodeResult(id, res)
 	if err != nil {
-		return nil, err
+		return Message{}, err
 	}
 	// The first match is the member: it is the result's first, and
 	// quotes in an id are escaped.
@@ -153,5 +153,5 @@ func encodeList(id jsontext.Value, res splicedList) ([]byte, error) {
 		}
 		out = append(out, it...)
 	}
-	return append(out, b[at:]...), nil
+	return msgOf(append(out, b[at:]...), nil), nil
 }

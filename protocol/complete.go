@@ -20,11 +20,6 @@ type CompleteRequest struct {
 	// Context holds the other arguments' values already given; nil when
 	// the client sent none.
 	Context map[string]string
-	// ProtocolVersion is the version in force for this request.
-	ProtocolVersion string
-	// Hold counts the bytes held for this request against the session's
-	// budget, as CallToolRequest.Hold does for a call.
-	Hold *Hold
 }
 
 // CompleteResult is the completion of one argument: at most
@@ -44,7 +39,8 @@ type CompletionProvider interface {
 	// argument is an error wrapping ErrInvalidParams; an argument that
 	// has no completion gets no values. Anything else that goes wrong is
 	// an error too, an *Error with the code that says what it is.
-	Complete(ctx context.Context, req *CompleteRequest) (*CompleteResult, error)
+	// call is the request's Call.
+	Complete(ctx context.Context, call *Call, req *CompleteRequest) (*CompleteResult, error)
 }
 
 type completeParams struct {
@@ -69,14 +65,14 @@ type completeResult struct {
 }
 
 // complete answers completion/complete through the completion provider.
-func (ss *session) complete(ctx context.Context, rq *request, p *completeParams) (*completeResult, error) {
+func (ss *Session) complete(ctx context.Context, rq *request, p *completeParams) (*completeResult, error) {
 	if ss.srv.Completions == nil {
 		return nil, fmt.Errorf("%w: this server offers no completions", ErrMethodNotFound)
 	}
 	if p.Ref == nil || p.Argument == nil {
 		return nil, fmt.Errorf(`%w: completion/complete: "ref" and "argument" are required`, ErrInvalidParams)
 	}
-	req := &CompleteRequest{Argument: p.Argument.Name, Value: p.Argument.Value, Context: p.Context.Arguments, ProtocolVersion: rq.version, Hold: rq.hold}
+	req := &CompleteRequest{Argument: p.Argument.Name, Value: p.Argument.Value, Context: p.Context.Arguments}
 	switch p.Ref.Type {
 	case "ref/prompt":
 		req.Prompt = p.Ref.Name
@@ -85,7 +81,7 @@ func (ss *session) complete(ctx context.Context, rq *request, p *completeParams)
 	default:
 		return nil, fmt.Errorf(`%w: completion/complete: unknown ref type %q (want "ref/prompt" or "ref/resource")`, ErrInvalidParams, p.Ref.Type)
 	}
-	res, err := ss.srv.Completions.Complete(ctx, req)
+	res, err := ss.srv.Completions.Complete(ctx, &rq.flight.call, req)
 	if err != nil {
 		return nil, err
 	}

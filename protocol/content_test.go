@@ -47,7 +47,7 @@ func newFakeContent() *fakeContent {
 
 func (f *fakeContent) Resources() *ResourceSet { return f.resources }
 
-func (f *fakeContent) ReadResource(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error) {
+func (f *fakeContent) ReadResource(ctx context.Context, call *Call, req *ReadResourceRequest) (*ReadResourceResult, error) {
 	contents := func(c ResourceContents) (*ReadResourceResult, error) {
 		return &ReadResourceResult{Contents: []ResourceContents{c}}, nil
 	}
@@ -71,7 +71,7 @@ func (f *fakeContent) ReadResource(ctx context.Context, req *ReadResourceRequest
 
 func (f *fakeContent) Prompts() *PromptSet { return f.prompts }
 
-func (f *fakeContent) GetPrompt(ctx context.Context, req *GetPromptRequest) (*GetPromptResult, error) {
+func (f *fakeContent) GetPrompt(ctx context.Context, call *Call, req *GetPromptRequest) (*GetPromptResult, error) {
 	switch req.Name {
 	case "greet":
 		if req.Arguments["name"] == "" {
@@ -82,7 +82,7 @@ func (f *fakeContent) GetPrompt(ctx context.Context, req *GetPromptRequest) (*Ge
 			{Role: "assistant", Text: ""},
 		}}, nil
 	case "embed":
-		res, err := f.ReadResource(ctx, &ReadResourceRequest{URI: "test://items/" + req.Arguments["id"]})
+		res, err := f.ReadResource(ctx, call, &ReadResourceRequest{URI: "test://items/" + req.Arguments["id"]})
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +93,7 @@ func (f *fakeContent) GetPrompt(ctx context.Context, req *GetPromptRequest) (*Ge
 
 // Complete completes greet's name from 150 names, id of the item template
 // from three.
-func (f *fakeContent) Complete(_ context.Context, req *CompleteRequest) (*CompleteResult, error) {
+func (f *fakeContent) Complete(_ context.Context, _ *Call, req *CompleteRequest) (*CompleteResult, error) {
 	var all []string
 	switch {
 	case req.Prompt == "greet" && req.Argument == "name":
@@ -192,7 +192,7 @@ func TestAReadIsWrittenFromTheBytesRead(t *testing.T) {
 	zero := 0
 	for _, tail := range []resultTail{{}, {TTLMs: &zero, CacheScope: "private", ResultType: "complete"}} {
 		spliced := &readResourceResult{ReadResourceResult{Contents: []ResourceContents{{URI: "u:x", MIMEType: "text/plain", TextBytes: text}}}, tail}
-		m, err := encodeReadResult(jsontext.Value(`"id\"1"`), spliced)
+		m, err := spliced.encodeMessage(jsontext.Value(`"id\"1"`))
 		if err != nil || len(m.parts) != 3 || !m.parts[1].counted {
 			t.Fatalf("not written in parts around the bytes: %+v, %v", m.parts, err)
 		}
@@ -204,17 +204,17 @@ func TestAReadIsWrittenFromTheBytesRead(t *testing.T) {
 }
 
 // bigReads is a ResourceProvider whose every read is a large text, read
-// as a backend's reply is: counted against the request's Hold, then held.
+// as a backend's reply is: counted with its call's Grow, then held.
 type bigReads struct {
 	fakeContent
 	size    int
 	started atomic.Int32
 }
 
-func (b *bigReads) ReadResource(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error) {
+func (b *bigReads) ReadResource(ctx context.Context, call *Call, req *ReadResourceRequest) (*ReadResourceResult, error) {
 	b.started.Add(1)
 	for n := 0; n < b.size; n += 16 << 10 {
-		if err := req.Hold.Grow(ctx, 16<<10); err != nil {
+		if err := call.Grow(ctx, 16<<10); err != nil {
 			return nil, err
 		}
 	}

@@ -26,17 +26,15 @@ type Answer struct {
 	Allowed bool
 }
 
-// Asker asks the user a Question through the client. It returns when the
-// user answers, or with ctx's error when ctx ends first (the question is
-// then withdrawn), or with ErrInputRequired in protocol 2026-07-28, where
-// the question travels in the result instead: the provider returns that
-// error as it is, and the call comes again with the answer.
+// Asker asks the user a Question. It returns when the user answers, or
+// with ctx's error when ctx ends first (the question is then withdrawn).
+// See Call.Confirm.
 type Asker func(ctx context.Context, q Question) (Answer, error)
 
-// ErrInputRequired is an Asker's error in protocol 2026-07-28 when the
-// user's answer is not in the request yet: CallTool returns it (wrapped
-// or not), and the server answers the client with an input_required
-// result holding the question.
+// ErrInputRequired is Call.Confirm's error in protocol 2026-07-28 when the
+// user's answer is not in the request yet: the call keeps the question,
+// and the server answers the client with an input_required result that
+// asks it, whatever the provider returns.
 var ErrInputRequired = errors.New("the user's answer is not in this request yet")
 
 // confirmKey is the name of the one field of a confirmation's form, and
@@ -115,7 +113,7 @@ func canElicitForm(caps jsontext.Value) bool {
 
 // legacyAsker asks with elicitation/create on out, the stream of the call
 // it is for, in a session whose client declared it can.
-func (ss *session) legacyAsker(out Sink, version string) Asker {
+func (ss *Session) legacyAsker(out Sink, version string) Asker {
 	return func(ctx context.Context, q Question) (Answer, error) {
 		raw, err := ss.request(ctx, out, "elicitation/create", confirmParams(q, version))
 		if err != nil {

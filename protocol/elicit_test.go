@@ -17,11 +17,11 @@ import (
 // askingTools has t_delete, which asks the user first and counts the
 // times it went ahead, and t_other, which asks too.
 func askingTools(done *atomic.Int32) *fakeTools {
-	ask := func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
-		if req.Ask == nil {
+	ask := func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
+		if !call.CanConfirm() {
 			return TextResult("no asker", true), nil
 		}
-		a, err := req.Ask(ctx, Question{Message: "Delete it?"})
+		a, err := call.Confirm(ctx, Question{Message: "Delete it?"})
 		if err != nil {
 			return nil, err
 		}
@@ -32,7 +32,7 @@ func askingTools(done *atomic.Int32) *fakeTools {
 		return TextResult("deleted", false), nil
 	}
 	return &fakeTools{set: NewToolSet([]Tool{{Name: "t_delete"}, {Name: "t_other"}}),
-		calls: map[string]func(context.Context, *CallToolRequest) (*CallToolResult, error){"t_delete": ask, "t_other": ask}}
+		calls: map[string]func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error){"t_delete": ask, "t_other": ask}}
 }
 
 const elicitCaps = `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}`

@@ -70,7 +70,7 @@ func shapeOf(version string) shape {
 type era struct {
 	version  string
 	modern   bool
-	logLevel LogLevel // the modern request's _meta logLevel for ClientLog; logOff if none
+	logLevel LogLevel // the modern request's _meta logLevel for Call.Log; logOff if none
 }
 
 func (e era) shape() shape { return shapeOf(e.version) }
@@ -91,7 +91,7 @@ type requestMeta struct {
 // legacy version before it, so piping requests by hand works). Legacy-only
 // methods heed only a modern version in _meta: initialize carries its
 // version in its params.
-func (ss *session) chooseEra(flags methodFlags, method string, m *requestMeta) (era, error) {
+func (ss *Session) chooseEra(flags methodFlags, method string, m *requestMeta) (era, error) {
 	legacy := era{version: ss.legacyVersion(), logLevel: logOff}
 	v := m.ProtocolVersion
 	if v == "" || IsLegacyVersion(v) || flags&legacyOnly != 0 && !IsModernVersion(v) {
@@ -140,7 +140,7 @@ func UnsupportedVersion(v string) *Error {
 
 // legacyVersion is the version negotiated by initialize, or the newest
 // legacy version before initialize.
-func (ss *session) legacyVersion() string {
+func (ss *Session) legacyVersion() string {
 	if v := ss.version.Load(); v != nil {
 		return *v
 	}
@@ -171,7 +171,7 @@ type resultMeta struct {
 }
 
 // finishModern fills the tail of a result to a modern request.
-func (ss *session) finishModern(t *resultTail, rq *request, flags methodFlags) {
+func (ss *Session) finishModern(t *resultTail, rq *request, flags methodFlags) {
 	if !rq.modern {
 		return
 	}
@@ -200,7 +200,7 @@ type discoverResult struct {
 	resultTail
 }
 
-func (ss *session) discover(_ context.Context, rq *request, _ *noParams) (*discoverResult, error) {
+func (ss *Session) discover(_ context.Context, rq *request, _ *noParams) (*discoverResult, error) {
 	return &discoverResult{
 		SupportedVersions: supportedVersions(),
 		Capabilities:      ss.capabilities(rq.shape()),

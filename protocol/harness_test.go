@@ -21,7 +21,7 @@ import (
 type fakeTools struct {
 	mu    sync.Mutex
 	set   *ToolSet
-	calls map[string]func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+	calls map[string]func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error)
 }
 
 func (f *fakeTools) Tools() *ToolSet {
@@ -36,15 +36,15 @@ func (f *fakeTools) setTools(ts *ToolSet) {
 	f.mu.Unlock()
 }
 
-func (f *fakeTools) CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+func (f *fakeTools) CallTool(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
 	for _, t := range f.Tools().Tools() {
 		if t.Name != req.Name {
 			continue
 		}
-		if call, ok := f.calls[req.Name]; ok {
-			return call(ctx, req)
+		if run, ok := f.calls[req.Name]; ok {
+			return run(ctx, call, req)
 		}
-		return echo(ctx, req)
+		return echo(ctx, call, req)
 	}
 	return nil, ErrInvalidParams
 }
@@ -70,7 +70,7 @@ func testTools() *ToolSet {
 }
 
 // echo returns the arguments as text and as structured content.
-func echo(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
+func echo(_ context.Context, _ *Call, req *CallToolRequest) (*CallToolResult, error) {
 	args := string(req.Arguments)
 	if args == "" {
 		args = "{}"
@@ -79,15 +79,15 @@ func echo(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
 }
 
 // testCalls are the tools of testTools that do more than echo.
-var testCalls = map[string]func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error){
+var testCalls = map[string]func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error){
 	// t_wait waits until the call is cancelled.
-	"t_wait": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+	"t_wait": func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
 		<-ctx.Done()
 		return TextResult("cancelled", true), nil
 	},
 	// t_slow takes 12 s (of the test's clock), or as many as its argument
 	// "s" says, or until cancelled.
-	"t_slow": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+	"t_slow": func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
 		var args struct{ S int }
 		args.S = 12
 		_ = json.Unmarshal(req.Arguments, &args, json.MatchCaseInsensitiveNames(true))
@@ -98,10 +98,10 @@ var testCalls = map[string]func(ctx context.Context, req *CallToolRequest) (*Cal
 			return TextResult("cancelled", true), nil
 		}
 	},
-	"t_panic": func(context.Context, *CallToolRequest) (*CallToolResult, error) { panic("boom") },
-	"t_log": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
-		ClientLog(ctx, LevelDebug, "bridge", "debug detail")
-		ClientLog(ctx, LevelWarning, "bridge", "backend slow")
+	"t_panic": func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error) { panic("boom") },
+	"t_log": func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
+		call.Log(LevelDebug, "bridge", "debug detail")
+		call.Log(LevelWarning, "bridge", "backend slow")
 		return TextResult("ok", false), nil
 	},
 }

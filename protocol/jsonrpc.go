@@ -138,8 +138,9 @@ type request struct {
 	lenient bool           // the message holds invalid UTF-8: decode params with lenient
 	pos     int            // its position in its batch
 	out     Sink           // where its response and the notifications about it go
-	hold    *Hold          // its bytes, counted until its response is written
+	hold    *hold          // its bytes, counted until its response is written
 	reply   *clientReply   // for a response from the client, to the request id
+	flight  *flight        // for a request on a goroutine of its own, once started
 	era
 }
 

@@ -104,11 +104,11 @@ type listChangedParams struct {
 // types it will send (only those the server supports), keeps the stream
 // open, and answers when the session ends. A client ends a stream with
 // notifications/cancelled, which gets no answer.
-func (ss *session) listen(ctx context.Context, rq *request, p *listenParams) (*emptyResult, error) {
+func (ss *Session) listen(ctx context.Context, rq *request, p *listenParams) (*emptyResult, error) {
 	if p.Notifications == nil {
 		return nil, fmt.Errorf(`%w: subscriptions/listen: "notifications" is required`, ErrInvalidParams)
 	}
-	c := callOf(ctx)
+	c := rq.flight
 	// Acknowledged and registered at once: a change is announced on the
 	// stream after its acknowledgement, never before.
 	ss.mu.Lock()
@@ -125,7 +125,7 @@ func (ss *session) listen(ctx context.Context, rq *request, p *listenParams) (*e
 // notifyListChanged tells this session's client that the list k
 // changed: as a legacy notification when it initialized, and on each
 // subscriptions/listen stream that asked for it. The server announces k.
-func (ss *session) notifyListChanged(k listKind) {
+func (ss *Session) notifyListChanged(k listKind) {
 	method := listChangedMethods[k]
 	if ss.version.Load() != nil {
 		ss.sendAlways(ss.out, encodeNotification(method, nil), &ss.listsQueued[k.index()])
@@ -134,7 +134,7 @@ func (ss *session) notifyListChanged(k listKind) {
 	defer ss.mu.Unlock()
 	for _, c := range ss.inflight {
 		if c.lists&k != 0 {
-			ss.sendAlways(c.rq.out, encodeNotification(method, &listChangedParams{Meta: subscriptionMeta{c.rq.id}}), &c.listsQueued[k.index()])
+			ss.sendAlways(c.call.rq.out, encodeNotification(method, &listChangedParams{Meta: subscriptionMeta{c.call.rq.id}}), &c.listsQueued[k.index()])
 		}
 	}
 }

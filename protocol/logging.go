@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -55,31 +54,12 @@ type logParams struct {
 }
 
 // sendLog sends notifications/message to out, when there is room.
-func (ss *session) sendLog(out Sink, level LogLevel, logger string, data any) {
+func (ss *Session) sendLog(out Sink, level LogLevel, logger string, data any) {
 	d, err := json.Marshal(data, encodeOpts)
 	if err != nil {
 		d, _ = json.Marshal(fmt.Sprint(data), encodeOpts)
 	}
 	ss.notify(out, encodeNotification("notifications/message", &logParams{Level: level.String(), Logger: logger, Data: d}), nil)
-}
-
-// ClientLog sends a log message about the request ctx belongs to, to the
-// client that sent it, when that client asked for messages of this level:
-// in the legacy era through logging/setLevel, in the modern era through
-// the request's own _meta logLevel (without it, nothing is sent). It does
-// nothing for a context that belongs to no request.
-func ClientLog(ctx context.Context, level LogLevel, logger string, data any) {
-	c := callOf(ctx)
-	if c == nil {
-		return
-	}
-	min := LogLevel(c.ss.logLevel.Load())
-	if c.rq.modern {
-		min = c.rq.logLevel
-	}
-	if level >= min {
-		c.ss.sendLog(c.rq.out, level, logger, data)
-	}
 }
 
 // logSafe returns a client-supplied string fit for a log line: valid

@@ -178,17 +178,21 @@ type CallToolResult struct {
 	// the field (2025-06-18 and later).
 	StructuredContent jsontext.Value `json:"structuredContent,omitzero"`
 	IsError           bool           `json:"isError,omitzero"`
+
+	// shared records that StructuredContent is the bytes of the one
+	// content block's JSON (JSONResult): held once, and counted once.
+	shared bool
 }
 
 // JSONResult returns the result of a tool whose output is the JSON value
 // v: one text block holding v as text, and v as structured content when
 // it is an object, both written from v's bytes. Those bytes are not
 // counted against the session's budget: the provider counted them as it
-// read them (CallToolRequest.Hold). v must not change.
+// read them (Call.Grow). Neither v nor the result may change.
 func JSONResult(v jsontext.Value) *CallToolResult {
 	res := &CallToolResult{Content: []Content{{Type: "text", JSON: v}}}
 	if v.Kind() == '{' {
-		res.StructuredContent = v
+		res.StructuredContent, res.shared = v, true
 	}
 	return res
 }
@@ -198,31 +202,13 @@ func TextResult(text string, isError bool) *CallToolResult {
 	return &CallToolResult{Content: []Content{{Type: "text", Text: text}}, IsError: isError}
 }
 
-// CallToolRequest is what the bridge passes to a ToolProvider.
+// CallToolRequest is what the bridge passes to a ToolProvider: the
+// tools/call's params. Who calls, and what the call may do towards its
+// client, is its Call.
 type CallToolRequest struct {
 	Name string
 	// Arguments is the JSON object the client sent, or nil when it sent none.
 	Arguments jsontext.Value
-	// ProtocolVersion is the version in force for this request.
-	ProtocolVersion string
-	// Ask, when set, asks the user through the client before the call
-	// goes on; nil when the client cannot be asked (it declared no form
-	// elicitation). See Asker.
-	Ask Asker
-	// Hold counts the bytes held for this call against the session's
-	// budget: a provider grows it as it reads what the result will
-	// carry, waiting when the budget is full. It is released once the
-	// response is written.
-	Hold *Hold
-	// ClientName and ClientVersion are what the client calls itself: the
-	// clientInfo of initialize, or in the modern era of the request's
-	// _meta. They are the client's own text, unchecked; empty when it
-	// gave none.
-	ClientName, ClientVersion string
-	// SessionID identifies the client's session within this process.
-	SessionID string
-	// Transport names how the client is connected: "stdio".
-	Transport string
 }
 
 // ToolProvider is what the server needs from the tool table.
@@ -234,9 +220,12 @@ type ToolProvider interface {
 	// CallTool runs a tool. An error means the call could not be routed
 	// (an unknown tool: wrap ErrInvalidParams) and becomes a JSON-RPC error;
 	// anything that goes wrong while running the tool is a result with
-	// IsError set. The result then belongs to the server, which may write
-	// it after CallTool returns: it must not change.
-	CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+	// IsError set. call is the request's: what the call holds is counted
+	// with its Grow, and its Confirm asks the user (when Confirm returns
+	// ErrInputRequired, CallTool returns at once: the server answers with
+	// the question). The result then belongs to the server, which may
+	// write it after CallTool returns: it must not change.
+	CallTool(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error)
 }
 
 // serverCapabilities declares what the server answers, in every era.
@@ -260,7 +249,7 @@ type listCapability struct {
 // capabilities returns what the server declares to a client of shape s.
 // Completions are declared only when some argument can be completed,
 // which may wait for the manifests' first load.
-func (ss *session) capabilities(s shape) serverCapabilities {
+func (ss *Session) capabilities(s shape) serverCapabilities {
 	srv := ss.srv
 	c := serverCapabilities{
 		Prompts:   listCapability{ListChanged: srv.PromptsListChanged && srv.Prompts != nil},

@@ -28,7 +28,7 @@ const (
 type methodInfo struct {
 	flags  methodFlags
 	decode func(raw jsontext.Value, lenient bool) (params, error)
-	handle func(ss *session, ctx context.Context, rq *request, p params) (result, error)
+	handle func(ss *Session, ctx context.Context, rq *request, p params) (result, error)
 }
 
 // params are the typed params of a method: every method's carry _meta.
@@ -37,6 +37,13 @@ type params interface{ meta() *requestMeta }
 // result is the typed result of a method: every method's may carry the
 // modern tail.
 type result interface{ tail() *resultTail }
+
+// messageEncoder is a result that encodes its own response, such as one
+// written in parts from the bytes the backend sent; any other result is
+// encoded as it is.
+type messageEncoder interface {
+	encodeMessage(id jsontext.Value) (Message, error)
+}
 
 // metaParams is embedded in every method's params.
 type metaParams struct {
@@ -58,7 +65,7 @@ func row[P any, R any, PP interface {
 }, RP interface {
 	*R
 	result
-}](flags methodFlags, h func(*session, context.Context, *request, PP) (RP, error)) methodInfo {
+}](flags methodFlags, h func(*Session, context.Context, *request, PP) (RP, error)) methodInfo {
 	return methodInfo{
 		flags: flags,
 		decode: func(raw jsontext.Value, lenient bool) (params, error) {
@@ -70,7 +77,7 @@ func row[P any, R any, PP interface {
 			}
 			return p, nil
 		},
-		handle: func(ss *session, ctx context.Context, rq *request, p params) (result, error) {
+		handle: func(ss *Session, ctx context.Context, rq *request, p params) (result, error) {
 			r, err := h(ss, ctx, rq, p.(PP))
 			if err != nil || r == nil {
 				return nil, err
@@ -84,28 +91,28 @@ func row[P any, R any, PP interface {
 // Methods that are not in it (other extensions such as tasks/*) are
 // answered -32601, notifications ignored.
 var methods = map[string]methodInfo{
-	"initialize":                row(legacyOnly, (*session).initialize),
-	"ping":                      row(legacyOnly, (*session).ping),
-	"logging/setLevel":          row(legacyOnly, (*session).setLevel),
-	"server/discover":           row(modernOnly|cacheable, (*session).discover),
-	"subscriptions/listen":      row(modernOnly|stream, (*session).listen),
-	"tools/list":                row(cacheable, (*session).listTools),
-	"tools/call":                row(concurrent, (*session).callTool),
-	"prompts/list":              row(cacheable, (*session).listPrompts),
-	"prompts/get":               row(concurrent, (*session).getPrompt),
-	"resources/list":            row(cacheable, (*session).listResources),
-	"resources/templates/list":  row(cacheable, (*session).listTemplates),
-	"resources/read":            row(concurrent|cacheable|stale, (*session).readResource),
-	"completion/complete":       row(concurrent, (*session).complete),
-	"notifications/initialized": row(notification, (*session).initialized),
-	"notifications/cancelled":   row(notification, (*session).cancelled),
+	"initialize":                row(legacyOnly, (*Session).initialize),
+	"ping":                      row(legacyOnly, (*Session).ping),
+	"logging/setLevel":          row(legacyOnly, (*Session).setLevel),
+	"server/discover":           row(modernOnly|cacheable, (*Session).discover),
+	"subscriptions/listen":      row(modernOnly|stream, (*Session).listen),
+	"tools/list":                row(cacheable, (*Session).listTools),
+	"tools/call":                row(concurrent, (*Session).callTool),
+	"prompts/list":              row(cacheable, (*Session).listPrompts),
+	"prompts/get":               row(concurrent, (*Session).getPrompt),
+	"resources/list":            row(cacheable, (*Session).listResources),
+	"resources/templates/list":  row(cacheable, (*Session).listTemplates),
+	"resources/read":            row(concurrent|cacheable|stale, (*Session).readResource),
+	"completion/complete":       row(concurrent, (*Session).complete),
+	"notifications/initialized": row(notification, (*Session).initialized),
+	"notifications/cancelled":   row(notification, (*Session).cancelled),
 }
 
 // dispatch routes one request or notification. Its response goes to
 // rq.out, or into b when the request is part of a batch: for a batch,
 // every element is answered exactly once, with nothing for those that
 // get no response.
-func (ss *session) dispatch(ctx context.Context, rq *request, b *batch) {
+func (ss *Session) dispatch(ctx context.Context, rq *request, b *batch) {
 	info, ok := methods[rq.method]
 	if rq.id == nil {
 		if !ok || info.flags&notification == 0 {
@@ -143,7 +150,7 @@ func (ss *session) dispatch(ctx context.Context, rq *request, b *batch) {
 
 // handle runs a handler. A panic is the handler's bug, not the session's end:
 // it is logged and answered as an internal error.
-func (ss *session) handle(ctx context.Context, rq *request, info methodInfo, p params) (res result, err error) {
+func (ss *Session) handle(ctx context.Context, rq *request, info methodInfo, p params) (res result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			ss.log.Error().Str("method", rq.method).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("request handler panicked")
@@ -155,33 +162,19 @@ func (ss *session) handle(ctx context.Context, rq *request, info methodInfo, p p
 
 // encode encodes the response to rq: its result, in the era's shape, or
 // its error.
-func (ss *session) encode(rq *request, info methodInfo, res result, err error) Message {
+func (ss *Session) encode(rq *request, info methodInfo, res result, err error) Message {
 	if err == nil {
 		ss.finishModern(res.tail(), rq, info.flags)
-		var b []byte
-		switch r := res.(type) {
-		case splicedList:
-			b, err = encodeList(rq.id, r)
-		case *callToolResult:
-			if r.input != nil {
-				r.input.resultTail = r.resultTail
-				b, err = encodeResult(rq.id, r.input)
-				break
-			}
-			var m Message
-			if m, err = encodeCallResult(rq.id, r); err == nil {
-				return m
-			}
-		case *readResourceResult:
-			var m Message
-			if m, err = encodeReadResult(rq.id, r); err == nil {
-				return m
-			}
-		default:
+		var m Message
+		if e, ok := res.(messageEncoder); ok {
+			m, err = e.encodeMessage(rq.id)
+		} else {
+			var b []byte
 			b, err = encodeResult(rq.id, res)
+			m = msgOf(b, nil)
 		}
 		if err == nil {
-			return msgOf(b, nil)
+			return m
 		}
 		err = fmt.Errorf("encoding the result: %w", err)
 	}
@@ -205,7 +198,7 @@ func errorMsg(id jsontext.Value, e *Error) Message { return msgOf(encodeError(id
 
 // reply sends the response to rq (none when m has no parts) to rq.out, or
 // into b. The request's bytes are held until the response is written.
-func (ss *session) reply(b *batch, rq *request, m Message) {
+func (ss *Session) reply(b *batch, rq *request, m Message) {
 	switch {
 	case b != nil:
 		b.add(rq, m)
@@ -222,7 +215,7 @@ type initializeParams struct {
 	metaParams
 	ProtocolVersion *string        `json:"protocolVersion"`
 	Capabilities    jsontext.Value `json:"capabilities"`
-	ClientInfo      clientInfo     `json:"clientInfo"`
+	ClientInfo      ClientInfo     `json:"clientInfo"`
 }
 
 type initializeResult struct {
@@ -233,7 +226,7 @@ type initializeResult struct {
 	resultTail
 }
 
-func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams) (*initializeResult, error) {
+func (ss *Session) initialize(_ context.Context, _ *request, p *initializeParams) (*initializeResult, error) {
 	if p.ProtocolVersion == nil {
 		return nil, fmt.Errorf(`%w: initialize: "protocolVersion" is required`, ErrInvalidParams)
 	}
@@ -271,7 +264,7 @@ func (ss *session) initialize(_ context.Context, _ *request, p *initializeParams
 	}, nil
 }
 
-func (ss *session) ping(context.Context, *request, *noParams) (*emptyResult, error) {
+func (ss *Session) ping(context.Context, *request, *noParams) (*emptyResult, error) {
 	return &emptyResult{}, nil
 }
 
@@ -280,7 +273,7 @@ type setLevelParams struct {
 	Level *string `json:"level"`
 }
 
-func (ss *session) setLevel(_ context.Context, _ *request, p *setLevelParams) (*emptyResult, error) {
+func (ss *Session) setLevel(_ context.Context, _ *request, p *setLevelParams) (*emptyResult, error) {
 	if p.Level == nil {
 		return nil, fmt.Errorf(`%w: logging/setLevel: "level" is required`, ErrInvalidParams)
 	}
@@ -292,7 +285,7 @@ func (ss *session) setLevel(_ context.Context, _ *request, p *setLevelParams) (*
 	return &emptyResult{}, nil
 }
 
-func (ss *session) initialized(context.Context, *request, *noParams) (*emptyResult, error) {
+func (ss *Session) initialized(context.Context, *request, *noParams) (*emptyResult, error) {
 	ss.log.Debug().Msg("client initialized")
 	return nil, nil
 }
@@ -303,7 +296,7 @@ type cancelledParams struct {
 }
 
 // cancelled handles notifications/cancelled: the call gets no response.
-func (ss *session) cancelled(_ context.Context, _ *request, p *cancelledParams) (*emptyResult, error) {
+func (ss *Session) cancelled(_ context.Context, _ *request, p *cancelledParams) (*emptyResult, error) {
 	if !validID(p.RequestID) {
 		ss.log.Debug().Msg("ignoring malformed notifications/cancelled")
 		return nil, nil

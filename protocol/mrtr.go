@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -144,15 +143,15 @@ func (s *inputStates) redeem(state, method, name string, args jsontext.Value) er
 	return nil
 }
 
-// modernAsk is the Asker of a 2026-07-28 call: it answers from the
-// request's inputResponses when they hold the answer, and otherwise keeps
-// the question for the input_required result.
+// modernAsk is how a 2026-07-28 call asks the user to confirm: it answers
+// from the request's inputResponses when they hold the answer, and
+// otherwise keeps the question for the input_required result.
 type modernAsk struct {
 	answer   *Answer
 	question *Question
 }
 
-func (m *modernAsk) ask(_ context.Context, q Question) (Answer, error) {
+func (m *modernAsk) ask(q Question) (Answer, error) {
 	if m.answer != nil {
 		return *m.answer, nil
 	}
@@ -174,11 +173,11 @@ type inputRequiredResult struct {
 	resultTail
 }
 
-// modernAsker returns the Asker of a 2026-07-28 tools/call, or nil when
+// modernAsker returns how a 2026-07-28 tools/call asks, or nil when
 // the client cannot elicit a form. A requestState in the request is
 // checked first: a refused one fails the request, and the tool provider
 // is not called.
-func (ss *session) modernAsker(p *callParams, args jsontext.Value) (*modernAsk, error) {
+func (ss *Session) modernAsker(p *callParams, args jsontext.Value) (*modernAsk, error) {
 	if p.RequestState != nil {
 		if err := ss.srv.inputStates().redeem(*p.RequestState, "tools/call", p.Name, args); err != nil {
 			return nil, fmt.Errorf("%w: tools/call: %w", ErrInvalidParams, err)
@@ -204,14 +203,14 @@ func (ss *session) modernAsker(p *callParams, args jsontext.Value) (*modernAsk, 
 	return m, nil
 }
 
-// inputRequired is the result that asks the question m kept.
-func (ss *session) inputRequired(m *modernAsk, p *callParams, args jsontext.Value, version string) (*callToolResult, error) {
+// inputRequired is the result that asks q, the question the call kept.
+func (ss *Session) inputRequired(q *Question, p *callParams, args jsontext.Value, version string) (*callToolResult, error) {
 	state, err := ss.srv.inputStates().issue("tools/call", p.Name, args)
 	if err != nil {
 		return nil, fmt.Errorf(`%w: tools/call: "arguments": %s`, ErrInvalidParams, describe(err))
 	}
 	return &callToolResult{input: &inputRequiredResult{
-		InputRequests: map[string]inputRequest{confirmKey: {Method: "elicitation/create", Params: confirmParams(*m.question, version)}},
+		InputRequests: map[string]inputRequest{confirmKey: {Method: "elicitation/create", Params: confirmParams(*q, version)}},
 		RequestState:  state,
 	}, resultTail: resultTail{ResultType: "input_required"}}, nil
 }

@@ -22,7 +22,7 @@ type Message struct {
 	// hold is the bytes of the request it answers, counted until it is
 	// written or dropped; done releases anything else it holds. Either
 	// is nil when there is nothing to release.
-	hold *Hold
+	hold *hold
 	done func()
 	// final marks the response to a request: the last message about it.
 	final bool

@@ -40,7 +40,7 @@ func TestAResultWrittenInPartsIsTheEncodersMessage(t *testing.T) {
 			for _, isError := range []bool{false, true} {
 				res := JSONResult(jsontext.Value(v))
 				res.IsError = isError
-				got, err := encodeCallResult(jsontext.Value(`"x"`), &callToolResult{CallToolResult: *res, resultTail: tail})
+				got, err := (&callToolResult{CallToolResult: *res, resultTail: tail}).encodeMessage(jsontext.Value(`"x"`))
 				if err != nil {
 					t.Fatal(err)
 				}

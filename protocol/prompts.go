@@ -93,17 +93,6 @@ type GetPromptRequest struct {
 	Name string
 	// Arguments are the client's, by name; nil when it sent none.
 	Arguments map[string]string
-	// ProtocolVersion is the version in force for this request.
-	ProtocolVersion string
-	// Hold counts the bytes held for this request against the session's
-	// budget (what its embedded resources read), as
-	// CallToolRequest.Hold does for a call.
-	Hold *Hold
-	// ClientName, ClientVersion, SessionID and Transport say who asks,
-	// as CallToolRequest's do.
-	ClientName, ClientVersion string
-	SessionID                 string
-	Transport                 string
 }
 
 // GetPromptResult is a prompt filled in with its arguments.
@@ -123,14 +112,20 @@ type PromptProvider interface {
 	// do not fit it (a required one missing), are errors wrapping
 	// ErrInvalidParams; so is anything else that goes wrong (a resource
 	// the prompt embeds cannot be read), with the code that says what it
-	// is. The result then belongs to the server.
-	GetPrompt(ctx context.Context, req *GetPromptRequest) (*GetPromptResult, error)
+	// is. call is the request's Call: what the prompt's embedded
+	// resources read is counted with its Grow. The result then belongs
+	// to the server.
+	GetPrompt(ctx context.Context, call *Call, req *GetPromptRequest) (*GetPromptResult, error)
 }
 
 type listPromptsResult struct {
 	Prompts    []jsontext.Value `json:"prompts"`
 	NextCursor string           `json:"nextCursor,omitzero"`
 	resultTail
+}
+
+func (r *listPromptsResult) encodeMessage(id jsontext.Value) (Message, error) {
+	return encodeList(id, r)
 }
 
 func (r *listPromptsResult) takeItems() (string, []jsontext.Value) {
@@ -143,7 +138,7 @@ func (r *listPromptsResult) takeItems() (string, []jsontext.Value) {
 var noPrompts = NewPromptSet(nil)
 
 // listPrompts answers prompts/list, a page at a time (see page).
-func (ss *session) listPrompts(_ context.Context, rq *request, p *listParams) (*listPromptsResult, error) {
+func (ss *Session) listPrompts(_ context.Context, rq *request, p *listParams) (*listPromptsResult, error) {
 	set := noPrompts
 	if ss.srv.Prompts != nil {
 		set = ss.srv.Prompts.Prompts()
@@ -167,16 +162,14 @@ type getPromptResult struct {
 }
 
 // getPrompt answers prompts/get through the prompt provider.
-func (ss *session) getPrompt(ctx context.Context, rq *request, p *getPromptParams) (*getPromptResult, error) {
+func (ss *Session) getPrompt(ctx context.Context, rq *request, p *getPromptParams) (*getPromptResult, error) {
 	if p.Name == nil {
 		return nil, fmt.Errorf(`%w: prompts/get: "name" is required`, ErrInvalidParams)
 	}
 	if ss.srv.Prompts == nil {
 		return nil, fmt.Errorf("%w: unknown prompt %q: this server offers no prompts", ErrInvalidParams, *p.Name)
 	}
-	client := ss.clientOf(rq, &p.Meta)
-	res, err := ss.srv.Prompts.GetPrompt(ctx, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments, ProtocolVersion: rq.version, Hold: rq.hold,
-		ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport})
+	res, err := ss.srv.Prompts.GetPrompt(ctx, &rq.flight.call, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments})
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ type clientReply struct {
 // a response is told from a request by its members, and only responses
 // are routed here. When ctx ends first the client is told the request is
 // cancelled (notifications/cancelled), and a late response is dropped.
-func (ss *session) request(ctx context.Context, out Sink, method string, params any) (jsontext.Value, error) {
+func (ss *Session) request(ctx context.Context, out Sink, method string, params any) (jsontext.Value, error) {
 	id := jsontext.Value(strconv.Quote("tairseach-" + strconv.FormatUint(ss.nextRequest.Add(1), 10)))
 	replies := make(chan clientReply, 1)
 	ss.mu.Lock()
@@ -66,7 +66,7 @@ var errSessionEnded = errors.New("the client's session ended")
 // routeReply hands the client's response to the request of the server's
 // that waits for it. A response to an id the server is not waiting for
 // (never sent, answered already, given up on) is dropped with a log line.
-func (ss *session) routeReply(id jsontext.Value, reply clientReply) {
+func (ss *Session) routeReply(id jsontext.Value, reply clientReply) {
 	ss.mu.Lock()
 	replies, ok := ss.pending[string(id)]
 	delete(ss.pending, string(id))

@@ -101,7 +101,7 @@ type ResourceContents struct {
 	// (a backend's JSON, a file), written without being copied into Text.
 	// Like a JSONResult's, those bytes are not counted against the
 	// session's budget: the provider counted them as it read them
-	// (ReadResourceRequest.Hold). They must not change.
+	// (Call.Grow). They must not change.
 	TextBytes []byte
 }
 
@@ -128,16 +128,6 @@ func (c ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
 // ReadResourceRequest is what the server passes to a ResourceProvider.
 type ReadResourceRequest struct {
 	URI string
-	// ProtocolVersion is the version in force for this request.
-	ProtocolVersion string
-	// Hold counts the bytes held for this read against the session's
-	// budget, as CallToolRequest.Hold does for a call.
-	Hold *Hold
-	// ClientName, ClientVersion, SessionID and Transport say who reads,
-	// as CallToolRequest's do.
-	ClientName, ClientVersion string
-	SessionID                 string
-	Transport                 string
 }
 
 // ReadResourceResult is what a resource holds.
@@ -157,15 +147,20 @@ type ResourceProvider interface {
 	// ErrResourceNotFound; resources/read has no error result, so anything
 	// else that goes wrong is an error too, whose message the client
 	// shows: wrap ErrInvalidParams for what the client got wrong, return
-	// an *Error with CodeInternalError for the rest. The result then
-	// belongs to the server.
-	ReadResource(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
+	// an *Error with CodeInternalError for the rest. call is the
+	// request's Call: what the read holds is counted with its Grow. The
+	// result then belongs to the server.
+	ReadResource(ctx context.Context, call *Call, req *ReadResourceRequest) (*ReadResourceResult, error)
 }
 
 type listResourcesResult struct {
 	Resources  []jsontext.Value `json:"resources"`
 	NextCursor string           `json:"nextCursor,omitzero"`
 	resultTail
+}
+
+func (r *listResourcesResult) encodeMessage(id jsontext.Value) (Message, error) {
+	return encodeList(id, r)
 }
 
 func (r *listResourcesResult) takeItems() (string, []jsontext.Value) {
@@ -180,6 +175,10 @@ type listTemplatesResult struct {
 	resultTail
 }
 
+func (r *listTemplatesResult) encodeMessage(id jsontext.Value) (Message, error) {
+	return encodeList(id, r)
+}
+
 func (r *listTemplatesResult) takeItems() (string, []jsontext.Value) {
 	items := r.ResourceTemplates
 	r.ResourceTemplates = nil
@@ -189,7 +188,7 @@ func (r *listTemplatesResult) takeItems() (string, []jsontext.Value) {
 // noResources is what a server without a ResourceProvider serves.
 var noResources = NewResourceSet(nil, nil)
 
-func (ss *session) resourceSet() *ResourceSet {
+func (ss *Session) resourceSet() *ResourceSet {
 	if ss.srv.Resources == nil {
 		return noResources
 	}
@@ -197,7 +196,7 @@ func (ss *session) resourceSet() *ResourceSet {
 }
 
 // listResources answers resources/list, a page at a time (see page).
-func (ss *session) listResources(_ context.Context, rq *request, p *listParams) (*listResourcesResult, error) {
+func (ss *Session) listResources(_ context.Context, rq *request, p *listParams) (*listResourcesResult, error) {
 	items, next, err := page(ss, rq, ss.resourceSet().resources, p.Cursor, "resource list")
 	if err != nil {
 		return nil, err
@@ -206,7 +205,7 @@ func (ss *session) listResources(_ context.Context, rq *request, p *listParams) 
 }
 
 // listTemplates answers resources/templates/list, a page at a time.
-func (ss *session) listTemplates(_ context.Context, rq *request, p *listParams) (*listTemplatesResult, error) {
+func (ss *Session) listTemplates(_ context.Context, rq *request, p *listParams) (*listTemplatesResult, error) {
 	items, next, err := page(ss, rq, ss.resourceSet().templates, p.Cursor, "template list")
 	if err != nil {
 		return nil, err
@@ -226,16 +225,14 @@ type readResourceResult struct {
 
 // readResource answers resources/read through the resource provider. Its
 // resource-not-found error carries the code of the request's version.
-func (ss *session) readResource(ctx context.Context, rq *request, p *readParams) (*readResourceResult, error) {
+func (ss *Session) readResource(ctx context.Context, rq *request, p *readParams) (*readResourceResult, error) {
 	if p.URI == nil {
 		return nil, fmt.Errorf(`%w: resources/read: "uri" is required`, ErrInvalidParams)
 	}
 	var res *ReadResourceResult
 	err := fmt.Errorf("%w: %s", ErrResourceNotFound, *p.URI)
 	if ss.srv.Resources != nil {
-		client := ss.clientOf(rq, &p.Meta)
-		res, err = ss.srv.Resources.ReadResource(ctx, &ReadResourceRequest{URI: *p.URI, ProtocolVersion: rq.version, Hold: rq.hold,
-			ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport})
+		res, err = ss.srv.Resources.ReadResource(ctx, &rq.flight.call, &ReadResourceRequest{URI: *p.URI})
 	}
 	if errors.Is(err, ErrResourceNotFound) {
 		e := &Error{Code: CodeResourceNotFound, Message: err.Error()}
@@ -251,11 +248,10 @@ func (ss *session) readResource(ctx context.Context, rq *request, p *readParams)
 	return &readResourceResult{ReadResourceResult: *res}, nil
 }
 
-// encodeReadResult encodes a resources/read response. The text of a
+// encodeMessage encodes a resources/read response. The text of a
 // result's one contents that is bytes as read (TextBytes) is written from
-// those bytes, in parts around them, as encodeCallResult does for a
-// tool's result.
-func encodeReadResult(id jsontext.Value, res *readResourceResult) (Message, error) {
+// those bytes, in parts around them, as a tool's result is.
+func (res *readResourceResult) encodeMessage(id jsontext.Value) (Message, error) {
 	if len(res.Contents) != 1 || res.Contents[0].TextBytes == nil {
 		b, err := encodeResult(id, res)
 		return msgOf(b, nil), err

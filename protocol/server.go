@@ -1,9 +1,6 @@
 package protocol
 
 import (
-	"context"
-	"errors"
-	"io"
 	"sync"
 	"time"
 
@@ -97,7 +94,7 @@ type Server struct {
 	PageSize int
 
 	mu       sync.Mutex
-	sessions map[*session]struct{}
+	sessions map[*Session]struct{}
 	budget   *budget       // the total, made by the first session
 	running  chan struct{} // a slot per call running in any session; made with budget
 	states   *inputStates  // made at first use
@@ -163,37 +160,28 @@ func (s *Server) Log(level LogLevel, logger string, data any) {
 	}
 }
 
-func (s *Server) liveSessions() []*session {
+func (s *Server) liveSessions() []*Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*session, 0, len(s.sessions))
+	out := make([]*Session, 0, len(s.sessions))
 	for ss := range s.sessions {
 		out = append(out, ss)
 	}
 	return out
 }
 
-// Serve reads requests from r and writes responses and notifications to w
-// until r reaches EOF, ctx is cancelled, or a write to w fails.
-//
-// On EOF it lets in-flight requests finish, writes their responses and
-// returns nil. On cancellation of ctx it does the same within
-// ShutdownGrace, then cancels what is left. A failed write ends the session
-// at once and is returned. Serve does not close r or w. If r blocks after
-// ctx is cancelled, the goroutine reading it stays blocked until r returns;
-// the caller owns r and may close it.
-func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	if s.Tools == nil {
-		return errors.New("protocol: Server.Tools is nil")
+// register adds ss to the sessions that notifications reach.
+func (s *Server) register(ss *Session) {
+	s.mu.Lock()
+	if s.sessions == nil {
+		s.sessions = make(map[*Session]struct{})
 	}
-	log := zerolog.Nop()
-	if s.Logger != nil {
-		log = *s.Logger
-	}
-	out := newOutbox(w)
-	ss := s.newSession(out, log)
-	ss.transport = "stdio"
-	s.register(ss)
-	defer s.unregister(ss)
-	return ss.serve(ctx, r, out)
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) unregister(ss *Session) {
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
 }

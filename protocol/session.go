@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,27 +11,34 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// session is the state of one client: the protocol version it negotiated,
-// its log level, its calls in flight and its listen streams. A transport
-// feeds it messages with handleLine, each with the Sink its response goes
-// to; out takes the messages that belong to no request.
+// Session is one client's session with a Server: the protocol version it
+// negotiated, its log level, its calls in flight, its listen streams and
+// its byte budget. A transport makes one with NewSession and feeds it
+// messages with Handle, each with the Sink its response goes to: stdio
+// makes one for its stream (Serve), Streamable HTTP one per legacy session
+// and one per modern request. Its methods are safe for concurrent use.
 //
-// Lock order: ss.mu before a budget's root lock; neither is held while
+// Lock order: mu before a budget's root lock; neither is held while
 // sending.
-type session struct {
+type Session struct {
 	srv    *Server
 	log    zerolog.Logger
 	budget *budget
 	out    Sink
 	runner *runner
 
-	// Who the session is, as tools/call tells the tool provider.
+	// Who the session is, as its calls tell the providers.
 	id        string                     // random, for the audit log
-	transport string                     // how the client is connected: "stdio"
-	client    atomic.Pointer[clientInfo] // the clientInfo of initialize; nil before it
+	transport string                     // how the client is connected: "stdio", "http"
+	principal Principal                  // who its requests are for
+	client    atomic.Pointer[ClientInfo] // the clientInfo of initialize; nil before it
 
 	admitted chan struct{} // one place per tool call running or in line
 	sem      chan struct{} // one slot per running tool call
+
+	closed    atomic.Bool   // Close was called
+	drainOnce sync.Once     // starts the wait behind drained
+	drained   chan struct{} // closed once stopping and no call is left
 
 	// mu guards what follows. Lock order: mu, then a budget's or an
 	// outbox's (a notification is sent under mu); never the other way.
@@ -38,8 +46,8 @@ type session struct {
 	stopping bool          // no new calls are started
 	stopped  chan struct{} // closed when stopping is set
 	calls    sync.WaitGroup
-	inflight map[string]*call // by id as sent
-	listens  int              // open subscriptions/listen streams
+	inflight map[string]*flight // by id as sent
+	listens  int                // open subscriptions/listen streams
 
 	version    atomic.Pointer[string] // negotiated legacy version; nil before initialize
 	modernSeen atomic.Bool            // a modern (2026-07-28) request was served
@@ -73,29 +81,134 @@ const coalesceFrom = 8
 // holds a goroutine: a client needs one or two.
 const maxListens = 64
 
-func (s *Server) newSession(out Sink, log zerolog.Logger) *session {
+// SessionOptions say who a session is for.
+type SessionOptions struct {
+	// Transport names how the client is connected, such as "stdio" or
+	// "http", for the records.
+	Transport string
+	// Principal is who the session's requests are for. The zero value
+	// means the session itself (PrincipalSession, with the session's id).
+	Principal Principal
+}
+
+// NewSession starts a session whose messages that belong to no request
+// (list changes, log messages) go to out. The caller ends it with Close.
+func (s *Server) NewSession(out Sink, o SessionOptions) *Session {
+	log := zerolog.Nop()
+	if s.Logger != nil {
+		log = *s.Logger
+	}
 	inFlight := orDefault(s.MaxInFlight, DefaultMaxInFlight)
-	ss := &session{
-		srv:      s,
-		id:       newSessionID(),
-		log:      log,
-		budget:   newBudget(int64(orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes)), s.total()),
-		out:      out,
-		admitted: make(chan struct{}, 2*inFlight),
-		sem:      make(chan struct{}, inFlight),
-		stopped:  make(chan struct{}),
-		inflight: make(map[string]*call),
-		pending:  make(map[string]chan clientReply),
-		runner:   newRunner(),
+	ss := &Session{
+		srv:       s,
+		id:        newSessionID(),
+		transport: o.Transport,
+		principal: o.Principal,
+		log:       log,
+		budget:    newBudget(int64(orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes)), s.total()),
+		out:       out,
+		admitted:  make(chan struct{}, 2*inFlight),
+		sem:       make(chan struct{}, inFlight),
+		stopped:   make(chan struct{}),
+		drained:   make(chan struct{}),
+		inflight:  make(map[string]*flight),
+		pending:   make(map[string]chan clientReply),
+		runner:    newRunner(),
+	}
+	if ss.principal.Kind == "" {
+		ss.principal = Principal{Kind: PrincipalSession, ID: ss.id}
 	}
 	ss.logLevel.Store(int32(logOff))
+	s.register(ss)
 	return ss
 }
+
+// Handle handles msg, one message or a 2025-03-26 batch: the response,
+// and the notifications and requests about it before it, go to out. It
+// returns once the message is dispatched; the calls it starts run on,
+// bounded by ctx, which a transport cancels when the client is gone for
+// good. msg's bytes are counted against the session's budget until
+// answered; Handle waits first while the budget is full, unless ctx ends.
+func (ss *Session) Handle(ctx context.Context, msg []byte, out Sink) error {
+	if ss.closed.Load() {
+		return ErrSessionClosed
+	}
+	if !ss.WaitRoom(ctx) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return ErrSessionClosed
+	}
+	ss.handleLine(ctx, out, msg)
+	return nil
+}
+
+// ErrSessionClosed is Handle's refusal of a message to a closed session.
+var ErrSessionClosed = errors.New("protocol: session closed")
+
+// WaitRoom waits until the session's budget, and its server's, have room
+// for another message: a transport that reads a stream calls it before it
+// reads on, so that a client that does not read its responses, or a
+// backend that does not take its requests, gets no more requests read. It
+// reports false when ctx ends or the session stops first.
+func (ss *Session) WaitRoom(ctx context.Context) bool {
+	return ss.budget.waitRoom(ctx, ss.stopped)
+}
+
+// Busy reports whether the session has requests in flight: calls, listen
+// streams, or requests of its own waiting for the client.
+func (ss *Session) Busy() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.inflight) > 0
+}
+
+// ProtocolVersion returns the version the session negotiated, or "" before
+// initialize.
+func (ss *Session) ProtocolVersion() string {
+	if v := ss.version.Load(); v != nil {
+		return *v
+	}
+	return ""
+}
+
+// Drain stops the session taking new calls and ends its listen streams,
+// which answer their final results; calls in flight go on. A transport
+// drains its sessions when it shuts down, before it closes them.
+func (ss *Session) Drain() { ss.stop() }
+
+// Drained drains the session and returns a channel closed once every call
+// in flight has returned, its response sent.
+func (ss *Session) Drained() <-chan struct{} {
+	ss.stop()
+	ss.drainOnce.Do(func() {
+		// Ends when the last call does: none starts once stopping is set.
+		go func() { ss.calls.Wait(); close(ss.drained) }()
+	})
+	return ss.drained
+}
+
+// Close ends the session: it takes no more messages, its listen streams
+// end and its calls are cancelled, each still answered to its sink. It
+// returns once every call has returned. Closing twice is harmless.
+func (ss *Session) Close() {
+	if ss.closed.Swap(true) {
+		return
+	}
+	ss.stop()
+	ss.cancelCalls()
+	ss.calls.Wait()
+	close(ss.runner.stop)
+	ss.srv.unregister(ss)
+}
+
+// running returns the number of tool calls running.
+func (ss *Session) running() int { return len(ss.sem) }
 
 // stop refuses new calls and ends the listen streams, which never end by
 // themselves, so that their final results are written with the other
 // responses.
-func (ss *session) stop() {
+func (ss *Session) stop() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.stopping {
@@ -113,7 +226,7 @@ func (ss *session) stop() {
 // cancelCalls cancels every call in flight. Each call's context is its
 // own, not derived from one the session cancels: calls would all register
 // with, and contend for, that one parent.
-func (ss *session) cancelCalls() {
+func (ss *Session) cancelCalls() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, c := range ss.inflight {
@@ -126,7 +239,7 @@ func (ss *session) cancelCalls() {
 // same kind is still queued: one says as much as two). Otherwise it is
 // dropped, and counted: a client that does not read must not make the
 // bridge hold notifications without bound. It reports whether it sent.
-func (ss *session) notify(out Sink, msg []byte, queued *atomic.Bool) bool {
+func (ss *Session) notify(out Sink, msg []byte, queued *atomic.Bool) bool {
 	if queued != nil && !queued.CompareAndSwap(false, true) {
 		return false
 	}
@@ -147,7 +260,7 @@ func (ss *session) notify(out Sink, msg []byte, queued *atomic.Bool) bool {
 // acknowledgement, a change of a list), whatever room the budget has:
 // with queued set while one of its kind is queued, their number is
 // bounded too.
-func (ss *session) sendAlways(out Sink, msg []byte, queued *atomic.Bool) {
+func (ss *Session) sendAlways(out Sink, msg []byte, queued *atomic.Bool) {
 	if queued != nil && !queued.CompareAndSwap(false, true) {
 		return
 	}
@@ -157,7 +270,7 @@ func (ss *session) sendAlways(out Sink, msg []byte, queued *atomic.Bool) {
 
 // sendTaken sends msg, whose bytes the budget counts, and releases them
 // (and clears queued) once it is written or dropped.
-func (ss *session) sendTaken(out Sink, msg []byte, queued *atomic.Bool) {
+func (ss *Session) sendTaken(out Sink, msg []byte, queued *atomic.Bool) {
 	n := len(msg)
 	out.Send(msgOf(msg, func() {
 		ss.budget.give(n)
@@ -167,12 +280,13 @@ func (ss *session) sendTaken(out Sink, msg []byte, queued *atomic.Bool) {
 	}))
 }
 
-// tooLong answers a message longer than the limit, of which prefix is
-// the start and tail the end: with its id, when the start shows it, or
-// the end shows it as the object's last member. A response from the
+// TooLong answers a message longer than the server's MaxMessageSize,
+// which a transport reading a stream skipped: prefix is its start and
+// tail its end. It is answered with its id, when the start shows it, or
+// the end shows it as the object's last member; a response from the
 // client, a notification, or a message whose id does not show, is not
 // answered.
-func (ss *session) tooLong(out Sink, prefix, tail []byte) {
+func (ss *Session) TooLong(out Sink, prefix, tail []byte) {
 	max := orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize)
 	ss.log.Warn().Int("max_bytes", max).Msg("message too long")
 	id, response := idFromPrefix(prefix)
@@ -192,7 +306,7 @@ func (ss *session) tooLong(out Sink, prefix, tail []byte) {
 // handleLine handles one line: a message or a batch, whose responses go
 // to out. The bytes of each request are counted against the budget until
 // it is answered.
-func (ss *session) handleLine(ctx context.Context, out Sink, line []byte) {
+func (ss *Session) handleLine(ctx context.Context, out Sink, line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return

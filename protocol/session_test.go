@@ -379,8 +379,8 @@ func TestCallsPastTheLimitWaitWithoutBlockingTheReader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var started []string
 		release := make(chan struct{})
-		ft := &fakeTools{set: testTools(), calls: map[string]func(context.Context, *CallToolRequest) (*CallToolResult, error){
-			"t_plain": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		ft := &fakeTools{set: testTools(), calls: map[string]func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error){
+			"t_plain": func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
 				started = append(started, string(req.Arguments)) // one call runs at a time
 				<-release
 				return TextResult("done "+string(req.Arguments), false), nil
@@ -477,12 +477,12 @@ func TestHeldBytesAreBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var started atomic.Int32
 		big := jsontext.Value(`"` + strings.Repeat("x", result-2) + `"`)
-		ft := &fakeTools{set: testTools(), calls: map[string]func(context.Context, *CallToolRequest) (*CallToolResult, error){
-			"t_plain": func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		ft := &fakeTools{set: testTools(), calls: map[string]func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error){
+			"t_plain": func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
 				started.Add(1)
 				// As the socket client reads a reply: counted, then held.
 				for n := 0; n < result; n += 16 << 10 {
-					if err := req.Hold.Grow(ctx, 16<<10); err != nil {
+					if err := call.Grow(ctx, 16<<10); err != nil {
 						return nil, err
 					}
 				}

@@ -9,35 +9,56 @@ import (
 	"time"
 )
 
-// serve runs the session over one newline-delimited stream: it reads
-// requests from r until EOF, ctx's end or a failed write to out, then
-// lets the calls in flight finish (within the grace period on shutdown)
-// and writes their responses. See Server.Serve.
-func (ss *session) serve(ctx context.Context, r io.Reader, out *outbox) error {
+// Serve reads requests from r and writes responses and notifications to w
+// until r reaches EOF, ctx is cancelled, or a write to w fails: the
+// session of a client at the other end of one stream, such as stdio,
+// whose principal is the process.
+//
+// On EOF it lets in-flight requests finish, writes their responses and
+// returns nil. On cancellation of ctx it does the same within
+// ShutdownGrace, then cancels what is left. A failed write ends the session
+// at once and is returned. Serve does not close r or w. If r blocks after
+// ctx is cancelled, the goroutine reading it stays blocked until r returns;
+// the caller owns r and may close it.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	if s.Tools == nil {
+		return errors.New("protocol: Server.Tools is nil")
+	}
+	out := newOutbox(w)
+	sess := s.NewSession(out, SessionOptions{Transport: "stdio", Principal: Principal{Kind: PrincipalProcess}})
+	return serveStream(ctx, sess, r, out)
+}
+
+// serveStream runs sess over one newline-delimited stream, as a transport
+// does, through the session's Handle, Drained and Close: it reads
+// requests from r until EOF, ctx's end or a failed write to out, then lets
+// the calls in flight finish (within the grace period on shutdown) and
+// writes their responses.
+func serveStream(ctx context.Context, sess *Session, r io.Reader, out *outbox) error {
+	srv := sess.srv
 	// Calls keep ctx's values but not its cancellation: cancelling Serve's
-	// ctx ends them only after the grace period, through cancelCalls.
+	// ctx ends them only after the grace period, through Close.
 	base := context.WithoutCancel(ctx)
-	defer close(ss.runner.stop)
-	grace := orDefault(ss.srv.ShutdownGrace, DefaultShutdownGrace)
+	grace := orDefault(srv.ShutdownGrace, DefaultShutdownGrace)
 	out.yield = func() {
 		// With many calls running, responses come in runs: yielding once
 		// lets the calls that are ready queue theirs, so that one write
 		// carries several (each write is a system call here and a wake-up
 		// in the client), which makes most of the cost of a call under
 		// pipelined load.
-		if len(ss.sem) > coalesceFrom {
+		if sess.running() > coalesceFrom {
 			runtime.Gosched()
 		}
 	}
 
-	// The writer is owned by serve, which waits for it below.
+	// The writer is owned by serveStream, which waits for it below.
 	go out.run()
-	// The reader is owned by serve: it ends at EOF, on a read error, or
-	// once the session stops. After a cancellation serve does not wait for
-	// it (a blocked Read cannot be interrupted), but it starts no call
-	// once stopping is set.
+	// The reader is owned by serveStream: it ends at EOF, on a read error,
+	// or once the session stops. After a cancellation serveStream does
+	// not wait for it (a blocked Read cannot be interrupted), but the
+	// session starts no call once drained.
 	readDone := make(chan error, 1)
-	go func() { readDone <- ss.read(base, r, out) }()
+	go func() { readDone <- readStream(base, sess, r, out) }()
 
 	var readErr error
 	select {
@@ -45,30 +66,30 @@ func (ss *session) serve(ctx context.Context, r io.Reader, out *outbox) error {
 	case <-ctx.Done():
 	case <-out.done:
 	}
-	ss.stop()
 
 	// The calls in flight finish: without limit after EOF (each call is
 	// bounded by its own timeout), within the grace period on shutdown,
 	// which may also come while they finish (a client closes stdin, then
 	// signals). A failed write cancels them at once.
-	callsDone := make(chan struct{})
-	go func() { ss.calls.Wait(); close(callsDone) }() // ends when every call has returned
+	drained := sess.Drained()
 	select {
-	case <-callsDone:
+	case <-drained:
 	case <-out.done:
 	case <-ctx.Done():
 		select {
-		case <-callsDone:
+		case <-drained:
 		case <-out.done:
 		case <-time.After(grace):
-			ss.log.Warn().Msg("shutdown grace period over, cancelling calls in flight")
-		case <-ss.srv.Hurry:
-			ss.log.Warn().Msg("asked again to stop: cancelling calls in flight")
+			sess.log.Warn().Msg("shutdown grace period over, cancelling calls in flight")
+		case <-srv.Hurry:
+			sess.log.Warn().Msg("asked again to stop: cancelling calls in flight")
 		}
 	}
-	ss.cancelCalls()
-	// On shutdown, neither a tool provider that ignores cancellation nor a
-	// client that stopped reading keeps Serve from returning.
+	// Close cancels the calls left and waits for them. On shutdown,
+	// neither a tool provider that ignores cancellation nor a client that
+	// stopped reading keeps Serve from returning.
+	closed := make(chan struct{})
+	go func() { sess.Close(); close(closed) }() // ends when every call has returned
 	wait := func(done <-chan struct{}) bool {
 		if ctx.Err() == nil {
 			<-done
@@ -81,7 +102,7 @@ func (ss *session) serve(ctx context.Context, r io.Reader, out *outbox) error {
 			return false
 		}
 	}
-	if !wait(callsDone) {
+	if !wait(closed) {
 		return errors.New("calls in flight did not end at shutdown")
 	}
 	out.close()
@@ -97,18 +118,18 @@ func (ss *session) serve(ctx context.Context, r io.Reader, out *outbox) error {
 	return nil
 }
 
-// read reads and handles lines until the input ends or the session stops.
-// Before each line it waits until the budget has room: a client that does
-// not read its responses, or a backend that does not take its requests,
-// gets no more requests read.
-func (ss *session) read(ctx context.Context, r io.Reader, out *outbox) error {
-	lr := newLineReader(r, orDefault(ss.srv.MaxMessageSize, DefaultMaxMessageSize))
-	for ss.budget.waitRoom(ctx, ss.stopped) {
+// readStream reads and handles lines until the input ends or the session
+// stops. Before each line it waits until the budget has room: a client
+// that does not read its responses, or a backend that does not take its
+// requests, gets no more requests read.
+func readStream(ctx context.Context, sess *Session, r io.Reader, out Sink) error {
+	lr := newLineReader(r, orDefault(sess.srv.MaxMessageSize, DefaultMaxMessageSize))
+	for sess.WaitRoom(ctx) {
 		line, tooLong, err := lr.next()
 		if tooLong {
-			ss.tooLong(out, line, lr.tail)
-		} else {
-			ss.handleLine(ctx, out, line)
+			sess.TooLong(out, line, lr.tail)
+		} else if sess.Handle(ctx, line, out) != nil {
+			return nil // closed: the session is over
 		}
 		if errors.Is(err, io.EOF) {
 			return nil

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -23,6 +22,8 @@ type listToolsResult struct {
 	resultTail
 }
 
+func (r *listToolsResult) encodeMessage(id jsontext.Value) (Message, error) { return encodeList(id, r) }
+
 func (r *listToolsResult) takeItems() (string, []jsontext.Value) {
 	items := r.Tools
 	r.Tools = nil
@@ -30,7 +31,7 @@ func (r *listToolsResult) takeItems() (string, []jsontext.Value) {
 }
 
 // listTools answers tools/list, a page at a time (see page).
-func (ss *session) listTools(_ context.Context, rq *request, p *listParams) (*listToolsResult, error) {
+func (ss *Session) listTools(_ context.Context, rq *request, p *listParams) (*listToolsResult, error) {
 	items, next, err := page(ss, rq, &ss.srv.Tools.Tools().catalogue, p.Cursor, "tool list")
 	if err != nil {
 		return nil, err
@@ -54,7 +55,7 @@ type callToolResult struct {
 
 // callTool answers tools/call: it asks the tool provider, and sends
 // progress heartbeats meanwhile when the request carries a progress token.
-func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*callToolResult, error) {
+func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*callToolResult, error) {
 	if p.Name == "" {
 		return nil, fmt.Errorf(`%w: tools/call: "name" is required`, ErrInvalidParams)
 	}
@@ -71,35 +72,26 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		err := json.Unmarshal(args, new(jsontext.Value))
 		return nil, fmt.Errorf(`%w: tools/call: "arguments": %s`, ErrInvalidParams, describe(err))
 	}
-	if token := p.Meta.ProgressToken; validID(token) {
-		// A string or an integer, as the schema says, so what makes a
-		// valid request id. Anything else (null, which some clients send
-		// for "none", an object, a fraction) is no token: echoed, it would
-		// make notifications the client finds invalid.
-		stop := ss.heartbeat(rq.out, token)
-		defer stop()
-	}
-	start := time.Now()
-	client := ss.clientOf(rq, &p.Meta)
-	req := &CallToolRequest{Name: p.Name, Arguments: args, ProtocolVersion: rq.version, Hold: rq.hold,
-		ClientName: client.Name, ClientVersion: client.Version, SessionID: ss.id, Transport: ss.transport}
-	var modern *modernAsk
+	call := &rq.flight.call
 	switch {
 	case rq.modern:
 		var err error
-		if modern, err = ss.modernAsker(p, args); err != nil {
+		if call.modern, err = ss.modernAsker(p, args); err != nil {
 			return nil, err
 		}
-		if modern != nil {
-			req.Ask = modern.ask
-		}
 	case ss.elicitation.Load() && rq.shape() >= shapeStructured:
-		req.Ask = ss.legacyAsker(rq.out, rq.version)
+		call.ask = ss.legacyAsker(rq.out, rq.version)
 	}
-	res, err := ss.srv.Tools.CallTool(ctx, req)
-	if errors.Is(err, ErrInputRequired) && modern != nil && modern.question != nil {
+	if call.progress != nil {
+		stop := call.heartbeat()
+		defer stop()
+	}
+	start := time.Now()
+	res, err := ss.srv.Tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
+	if q := call.pending(); q != nil {
+		// Whatever the provider returned: it was told to stop there.
 		ss.log.Debug().Str("tool", p.Name).Msg("tool call asks the user first")
-		return ss.inputRequired(modern, p, args, rq.version)
+		return ss.inputRequired(q, p, args, rq.version)
 	}
 	if err != nil {
 		return nil, err
@@ -112,30 +104,26 @@ func (ss *session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 	return out, nil
 }
 
-// clientInfo is what a client calls itself.
-type clientInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
 // clientOf returns the client that sent rq: in the modern era as its
 // _meta says (a malformed clientInfo, which only names the client, is
 // taken as none rather than failing the request), else as initialize
 // said.
-func (ss *session) clientOf(rq *request, m *requestMeta) clientInfo {
+func (ss *Session) clientOf(rq *request, m *requestMeta) ClientInfo {
 	if rq.modern {
 		return decodeClientInfo(m.ClientInfo)
 	}
 	if p := ss.client.Load(); p != nil {
 		return *p
 	}
-	return clientInfo{}
+	return ClientInfo{}
 }
 
 // decodeClientInfo decodes a clientInfo, or returns none. (Apart from
 // clientOf, so that only the modern era's calls pay for the allocation.)
-func decodeClientInfo(v jsontext.Value) (c clientInfo) {
-	_ = json.Unmarshal(v, &c)
+func decodeClientInfo(v jsontext.Value) (c ClientInfo) {
+	if v != nil {
+		_ = json.Unmarshal(v, &c)
+	}
 	return c
 }
 
@@ -146,16 +134,18 @@ func newSessionID() string {
 
 type progressParams struct {
 	ProgressToken jsontext.Value `json:"progressToken"`
-	Progress      int            `json:"progress"`
-	Message       string         `json:"message"`
+	Progress      float64        `json:"progress"`
+	Total         float64        `json:"total,omitzero"`
+	Message       string         `json:"message,omitzero"`
 }
 
-// heartbeat sends notifications/progress to out every ProgressInterval
-// until stop is called. Some hosts reset their request timeout on
-// progress. A heartbeat is skipped while the last is still queued, or
-// when the budget has no room: it only says the call is alive.
-func (ss *session) heartbeat(out Sink, token jsontext.Value) (stop func()) {
-	interval := orDefault(ss.srv.ProgressInterval, DefaultProgressInterval)
+// heartbeat sends notifications/progress every ProgressInterval until
+// stop is called, each one above the last progress sent for the call.
+// Some hosts reset their request timeout on progress. A heartbeat is
+// skipped while the last is still queued, or when the budget has no
+// room: it only says the call is alive.
+func (c *Call) heartbeat() (stop func()) {
+	interval := orDefault(c.ss.srv.ProgressInterval, DefaultProgressInterval)
 	if interval < 0 {
 		return func() {}
 	}
@@ -168,25 +158,31 @@ func (ss *session) heartbeat(out Sink, token jsontext.Value) (stop func()) {
 		defer t.Stop()
 		start := time.Now()
 		var queued atomic.Bool
-		for n := 1; ; n++ {
+		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
 			}
 			msg := fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds()))
-			ss.notify(out, encodeNotification("notifications/progress", &progressParams{token, n, msg}), &queued)
+			c.sendProgress(0, 0, msg, &queued)
 		}
 	}()
 	return func() { close(done); <-exited }
 }
 
-// encodeCallResult encodes a tools/call response. A result whose one
+// encodeMessage encodes a tools/call response: the input_required result
+// that asks the user first, or the tool's result. A result whose one
 // content block is JSON bytes (JSONResult) is written from those bytes,
 // and so is the structured content that shares them: the response is a
 // message in parts around them, so that a large result is held once, as
 // it was read.
-func encodeCallResult(id jsontext.Value, res *callToolResult) (Message, error) {
+func (res *callToolResult) encodeMessage(id jsontext.Value) (Message, error) {
+	if res.input != nil {
+		res.input.resultTail = res.resultTail
+		b, err := encodeResult(id, res.input)
+		return msgOf(b, nil), err
+	}
 	if len(res.Content) != 1 || res.Content[0].JSON == nil {
 		b, err := encodeResult(id, res)
 		return msgOf(b, nil), err
@@ -212,7 +208,7 @@ func encodeCallResult(id jsontext.Value, res *callToolResult) (Message, error) {
 	parts := []part{{b: head}, {b: text, quoted: true, counted: true}}
 	if sc := res.StructuredContent; sc != nil {
 		closing = append(closing, `,"structuredContent":`...)
-		parts = append(parts, part{b: closing}, part{b: sc, counted: sameBytes(sc, text)})
+		parts = append(parts, part{b: closing}, part{b: sc, counted: res.shared})
 		closing = nil
 	}
 	if len(after) > len("{}") {
@@ -220,9 +216,4 @@ func encodeCallResult(id jsontext.Value, res *callToolResult) (Message, error) {
 	}
 	closing = append(append(closing, after[1:]...), '}') // the members after content, and the message's end
 	return Message{parts: append(parts, part{b: closing})}, nil
-}
-
-// sameBytes reports whether a and b are the same bytes in memory.
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -12,15 +12,20 @@ import (
 
 // A tools/call tells the provider who calls: the client as it named
 // itself (in initialize, or in the modern era in the request's _meta),
-// the session and the transport.
+// the session, the transport and the principal (on stdio, the process).
 func TestCallsNameTheirClientAndSession(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		type who struct {
+			Client               ClientInfo
+			SessionID, Transport string
+			Principal            Principal
+		}
 		var mu sync.Mutex
-		var got []CallToolRequest
-		ft := &fakeTools{set: testTools(), calls: map[string]func(context.Context, *CallToolRequest) (*CallToolResult, error){
-			"t_plain": func(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var got []who
+		ft := &fakeTools{set: testTools(), calls: map[string]func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error){
+			"t_plain": func(_ context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
 				mu.Lock()
-				got = append(got, CallToolRequest{ClientName: req.ClientName, ClientVersion: req.ClientVersion, SessionID: req.SessionID, Transport: req.Transport})
+				got = append(got, who{call.Client(), call.SessionID(), call.Transport(), call.Principal()})
 				mu.Unlock()
 				return TextResult("ok", false), nil
 			},
@@ -51,12 +56,13 @@ func TestCallsNameTheirClientAndSession(t *testing.T) {
 		if len(legacyID) != 16 || len(modernID) != 16 || legacyID == modernID {
 			t.Errorf("session ids %q and %q: want 16 hex digits, one per session", legacyID, modernID)
 		}
-		want := []CallToolRequest{
-			{SessionID: legacyID, Transport: "stdio"},
-			{ClientName: "Claude Desktop", ClientVersion: "0.9.2", SessionID: legacyID, Transport: "stdio"},
-			{ClientName: "go-sdk", ClientVersion: "1.8.0", SessionID: modernID, Transport: "stdio"},
-			{SessionID: modernID, Transport: "stdio"},
-			{SessionID: modernID, Transport: "stdio"},
+		process := Principal{Kind: PrincipalProcess}
+		want := []who{
+			{SessionID: legacyID, Transport: "stdio", Principal: process},
+			{Client: ClientInfo{"Claude Desktop", "0.9.2"}, SessionID: legacyID, Transport: "stdio", Principal: process},
+			{Client: ClientInfo{"go-sdk", "1.8.0"}, SessionID: modernID, Transport: "stdio", Principal: process},
+			{SessionID: modernID, Transport: "stdio", Principal: process},
+			{SessionID: modernID, Transport: "stdio", Principal: process},
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("what the provider was told (-want +got):\n%s", diff)

@@ -29,10 +29,11 @@ func BenchmarkCallTool(b *testing.B) {
 			r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be})
 			args := jsontext.Value(`{"data":"` + strings.Repeat("x", size-11) + `"}`)
 			req := &protocol.CallToolRequest{Name: "t_bench_echo", Arguments: jsontext.Value(args)}
+			call := aCall()
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := r.CallTool(context.Background(), req)
+				res, err := r.CallTool(context.Background(), call, req)
 				if err != nil || res.IsError {
 					b.Fatal(err, res)
 				}
@@ -80,9 +81,10 @@ func BenchmarkCheckTypicalArguments(b *testing.B) {
 	r := New(Options{Dirs: []string{dir}, Prefix: "t"})
 	req := &protocol.CallToolRequest{Name: "t_bench_search", Arguments: jsontext.Value(
 		`{"query":"invoices from acme","limit":20,"since":"2024-01-01T00:00:00Z","sort":"newest","labels":[{"name":"work","color":"blue"},{"name":"billing"}]}`)}
+	call := aCall()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := r.CallTool(b.Context(), req)
+		res, err := r.CallTool(b.Context(), call, req)
 		if err != nil || !strings.HasPrefix(res.Content[0].Text, "No backend") {
 			b.Fatal(err, res)
 		}

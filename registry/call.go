@@ -44,28 +44,24 @@ const (
 // ctx. It finishes against the snapshot it started with, whatever reloads
 // happen meanwhile. Every call, an unknown tool's included, is recorded
 // in the audit log when there is one.
-func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+func (r *Registry) CallTool(ctx context.Context, call *protocol.Call, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	start := time.Now()
 	if res := r.waitLoaded(ctx); res != nil {
-		r.record(req, start, called{res: res, outcome: outcomeCancelled})
+		r.record(call, req, start, called{res: res, outcome: outcomeCancelled})
 		return res, nil
 	}
 	snap := r.snap.Load()
 	e, ok := snap.Lookup(req.Name)
 	if !ok {
-		r.record(req, start, called{args: objectArgs(req.Arguments), outcome: notServed(snap, req.Name)})
+		r.record(call, req, start, called{args: objectArgs(req.Arguments), outcome: notServed(snap, req.Name)})
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	if req.Hold != nil {
-		// The reply is counted as it is read, against the session's budget.
-		ctx = socketclient.WithBudget(ctx, req.Hold)
-	}
 	args := objectArgs(req.Arguments)
-	c := r.run(ctx, e, req, args)
+	c := r.run(ctx, call, e, args)
 	if c.err != nil { // the question goes out in the result (2026-07-28)
-		r.record(req, start, c)
+		r.record(call, req, start, c)
 		return nil, c.err
 	}
 	ev := r.log.Debug()
@@ -73,7 +69,7 @@ func (r *Registry) CallTool(ctx context.Context, req *protocol.CallToolRequest) 
 		ev = r.log.Info()
 	}
 	ev.Str("tool", e.Name).Str("backend_method", e.Method).Dur("dur", time.Since(start)).Str("outcome", c.outcome).Msg("tool call")
-	r.record(req, start, c)
+	r.record(call, req, start, c)
 	return c.res, nil
 }
 
@@ -100,7 +96,7 @@ func (r *Registry) waitLoaded(ctx context.Context) *protocol.CallToolResult {
 // outcome, the backend's error when it returned one, what the user was
 // asked; or, in err, protocol.ErrInputRequired, when the question goes
 // out in the result instead.
-func (r *Registry) run(ctx context.Context, e *Entry, req *protocol.CallToolRequest, args jsontext.Value) called {
+func (r *Registry) run(ctx context.Context, call *protocol.Call, e *Entry, args jsontext.Value) called {
 	c := called{entry: e, args: args}
 	schemas, err := e.schemas()
 	if err != nil {
@@ -111,7 +107,7 @@ func (r *Registry) run(ctx context.Context, e *Entry, req *protocol.CallToolRequ
 	if c.res, c.outcome = r.checkArguments(ctx, e, schemas.in, args); c.res != nil {
 		return c
 	}
-	if c.res, c.outcome, c.asked, c.err = r.confirm(ctx, e, req, args); c.res != nil || c.err != nil {
+	if c.res, c.outcome, c.asked, c.err = r.confirm(ctx, call, e, args); c.res != nil || c.err != nil {
 		return c
 	}
 	if r.opts.Backend == nil {
@@ -119,14 +115,14 @@ func (r *Registry) run(ctx context.Context, e *Entry, req *protocol.CallToolRequ
 		return c
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("arguments", args).Msg("backend request")
-	result, err := r.opts.Backend.Call(ctx, e.Method, args)
+	result, err := r.opts.Backend.Call(ctx, e.Method, args, call)
 	if err != nil {
-		c.res, c.outcome = r.failure(ctx, e, err)
+		c.res, c.outcome = r.failure(ctx, call, e, err)
 		c.backendErr = err
 		return c
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
-	c.res, c.outcome = r.success(ctx, e, schemas.out, result)
+	c.res, c.outcome = r.success(ctx, call, e, schemas.out, result)
 	return c
 }
 
@@ -243,7 +239,7 @@ func (r *Registry) stopped(ctx context.Context, e *Entry, when string) (*protoco
 // success maps a backend result: the JSON as text, plus structured
 // content when it is an object, both from the one copy of the bytes
 // read, checked against the outputSchema when the tool declares one.
-func (r *Registry) success(ctx context.Context, e *Entry, output *manifest.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
+func (r *Registry) success(ctx context.Context, call *protocol.Call, e *Entry, output *manifest.Schema, result jsontext.Value) (*protocol.CallToolResult, string) {
 	if output != nil {
 		vs, err := r.checkValue(ctx, output, result)
 		switch {
@@ -256,7 +252,7 @@ func (r *Registry) success(ctx context.Context, e *Entry, output *manifest.Schem
 		case len(vs) > 0:
 			detail := describeViolations(vs, "result")
 			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Strs("violations", violationsForLog(vs, "result")).Msg("backend result does not match outputSchema")
-			tellClient(ctx, fmt.Sprintf("backend result of %s does not match the tool's outputSchema:\n%s", e.Method, detail))
+			tellClient(call, fmt.Sprintf("backend result of %s does not match the tool's outputSchema:\n%s", e.Method, detail))
 			return protocol.TextResult(fmt.Sprintf("The backend broke its contract: its result for %s does not match the tool's outputSchema, so it is not passed on as valid.\n%s",
 				e.Name, detail), true), outcomeContractBroken
 		}
@@ -265,17 +261,17 @@ func (r *Registry) success(ctx context.Context, e *Entry, output *manifest.Schem
 }
 
 // failure maps a backend failure to a result a model can act on.
-func (r *Registry) failure(ctx context.Context, e *Entry, err error) (*protocol.CallToolResult, string) {
-	msg, outcome := r.backendFailure(ctx, "tool", e.Name, e.Method, "call the tool again", err)
+func (r *Registry) failure(ctx context.Context, call *protocol.Call, e *Entry, err error) (*protocol.CallToolResult, string) {
+	msg, outcome := r.backendFailure(ctx, call, "tool", e.Name, e.Method, "call the tool again", err)
 	return protocol.TextResult(msg, true), outcome
 }
 
 // backendFailure says what went wrong calling method for the item a
 // client asked for (a tool, a resource), in words a model can act on,
-// logs it where a person should know, and tells the client when it asked
-// for warnings. kind and name name the item in the log; again says what
-// to do once the backend runs.
-func (r *Registry) backendFailure(ctx context.Context, kind, name, method, again string, err error) (msg, outcome string) {
+// logs it where a person should know, and tells the client of call when
+// it asked for warnings. kind and name name the item in the log; again
+// says what to do once the backend runs.
+func (r *Registry) backendFailure(ctx context.Context, call *protocol.Call, kind, name, method, again string, err error) (msg, outcome string) {
 	addr := r.opts.BackendAddr
 	var rpcErr *socketclient.RPCError
 	switch {
@@ -290,12 +286,12 @@ func (r *Registry) backendFailure(ctx context.Context, kind, name, method, again
 		return "The call was cancelled.", outcomeCancelled
 	case errors.Is(err, context.DeadlineExceeded):
 		r.log.Warn().Str(kind, name).Str("backend_method", method).Dur("timeout", r.opts.CallTimeout).Msg("backend call timed out")
-		tellClient(ctx, fmt.Sprintf("backend call %s timed out after %s", method, r.opts.CallTimeout))
+		tellClient(call, fmt.Sprintf("backend call %s timed out after %s", method, r.opts.CallTimeout))
 		return fmt.Sprintf("The backend did not answer %s within %s; it may be busy or hung. The operation may still complete. Try again later, or check the backend at %s.",
 			method, r.opts.CallTimeout, addr), outcomeTimeout
 	case errors.Is(err, socketclient.ErrUnavailable):
 		r.log.Warn().Err(err).Str(kind, name).Str("socket", addr).Msg("backend unavailable")
-		tellClient(ctx, "backend unavailable: "+err.Error())
+		tellClient(call, "backend unavailable: "+err.Error())
 		start := "Start it"
 		if h := r.opts.Hints.Backend; h != "" {
 			start += " (or " + h + ")"
@@ -303,11 +299,11 @@ func (r *Registry) backendFailure(ctx context.Context, kind, name, method, again
 		return fmt.Sprintf("The Tairseach backend is not reachable (%v). %s, then %s.", err, start, again), outcomeUnavailable
 	case errors.Is(err, socketclient.ErrBusy):
 		r.log.Warn().Err(err).Str(kind, name).Str("socket", addr).Msg("backend busy")
-		tellClient(ctx, "backend busy: "+err.Error())
+		tellClient(call, "backend busy: "+err.Error())
 		return fmt.Sprintf("The Tairseach backend is running but busy (%v). Nothing was sent to it; %s in a moment.", err, again), outcomeBusy
 	case errors.Is(err, socketclient.ErrBadReply):
 		r.log.Warn().Err(err).Str(kind, name).Str("backend_method", method).Msg("bad backend reply")
-		tellClient(ctx, "bad backend reply: "+err.Error())
+		tellClient(call, "bad backend reply: "+err.Error())
 		return fmt.Sprintf("The backend sent an invalid reply to %s (%v); the operation may or may not have taken effect. Check the backend's logs.",
 			method, err), outcomeBadReply
 	default:
@@ -323,6 +319,6 @@ const maxDetails = 2048
 // tellClient sends backend trouble to the client whose call met it, when
 // that client asked for warnings: by logging/setLevel in the legacy era,
 // by the request's own logLevel in the modern one.
-func tellClient(ctx context.Context, msg string) {
-	protocol.ClientLog(ctx, protocol.LevelWarning, "tairseach-mcp", msg)
+func tellClient(call *protocol.Call, msg string) {
+	call.Log(protocol.LevelWarning, "tairseach-mcp", msg)
 }

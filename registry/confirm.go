@@ -85,12 +85,12 @@ type asked struct {
 // confirm asks the user before e runs, when it must: it returns nil when
 // the call may go on, else the result to answer with. ErrInputRequired
 // (protocol 2026-07-28, the question travels in the result) comes back as
-// err, for CallTool to return.
-func (r *Registry) confirm(ctx context.Context, e *Entry, req *protocol.CallToolRequest, args jsontext.Value) (res *protocol.CallToolResult, outcome string, a asked, err error) {
+// err, for CallTool to return at once.
+func (r *Registry) confirm(ctx context.Context, call *protocol.Call, e *Entry, args jsontext.Value) (res *protocol.CallToolResult, outcome string, a asked, err error) {
 	if e.Confirm == nil {
 		return nil, "", a, nil
 	}
-	if req.Ask == nil {
+	if !call.CanConfirm() {
 		if r.opts.Confirm.DenyUnasked {
 			return protocol.TextResult(fmt.Sprintf("%s asks the user before it runs, and this client cannot ask (it declared no elicitation), so the call was refused; nothing was sent to the backend. "+
 				"Use a client that supports elicitation, or let the bridge run such calls unconfirmed (--confirm-unsupported allow, or TAIRSEACH_CONFIRM_UNSUPPORTED=allow).", e.Name), true), outcomeRefused, a, nil
@@ -99,10 +99,10 @@ func (r *Registry) confirm(ctx context.Context, e *Entry, req *protocol.CallTool
 		return nil, "", a, nil
 	}
 	a.how = "elicitation"
-	if isModern(req.ProtocolVersion) {
+	if isModern(call.ProtocolVersion()) {
 		a.how = "input_required"
 	}
-	answer, err := req.Ask(ctx, r.question(e, args))
+	answer, err := call.Confirm(ctx, r.question(e, args))
 	switch {
 	case errors.Is(err, protocol.ErrInputRequired):
 		return nil, outcomeAsked, a, err

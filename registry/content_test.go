@@ -112,7 +112,7 @@ func TestReadResource(t *testing.T) {
 		// A template: its fixed params and the variable, decoded.
 		{"tairseach://notes/3f", protocol.ResourceContents{URI: "tairseach://notes/3f", MIMEType: "text/markdown", Text: `note {"full":true,"id":"3f"}`}},
 	} {
-		res, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: tt.uri})
+		res, err := r.ReadResource(t.Context(), aCall(), &protocol.ReadResourceRequest{URI: tt.uri})
 		if err != nil {
 			t.Errorf("%s: %v", tt.uri, err)
 			continue
@@ -148,7 +148,7 @@ func TestReadResourceErrors(t *testing.T) {
 		{"tairseach://status", protocol.CodeInternalError, "The backend returned error -32011 for backend.status: Permission denied\nDetails: {\"reason\":\"no\"}"},
 		{"tairseach://notes/3f", protocol.CodeInternalError, "The Tairseach backend is not reachable (backend unavailable: dial: connection refused). Start it, then read the resource again."},
 	} {
-		_, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: tt.uri})
+		_, err := r.ReadResource(t.Context(), aCall(), &protocol.ReadResourceRequest{URI: tt.uri})
 		if we := protocol.WireError(err); err == nil || we.Code != tt.code || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: %v (code %d), want code %d with %q", tt.uri, err, we.Code, tt.code, tt.msg)
 		}
@@ -158,7 +158,7 @@ func TestReadResourceErrors(t *testing.T) {
 	}
 	// A file that does not exist (yet): the resource is not found.
 	os.Remove(filepath.Join(r.opts.Dirs[0], "log.txt"))
-	if _, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: "tairseach://log"}); !errors.Is(err, protocol.ErrResourceNotFound) || !strings.Contains(err.Error(), "log.txt does not exist") {
+	if _, err := r.ReadResource(t.Context(), aCall(), &protocol.ReadResourceRequest{URI: "tairseach://log"}); !errors.Is(err, protocol.ErrResourceNotFound) || !strings.Contains(err.Error(), "log.txt does not exist") {
 		t.Errorf("a missing file: %v", err)
 	}
 }
@@ -169,7 +169,7 @@ func TestReadResourceIsBoundedByTheCallTimeout(t *testing.T) {
 		return nil, ctx.Err()
 	}
 	r, _ := contentRegistry(t, Options{CallTimeout: 10 * time.Millisecond}, map[string]string{"a.json": notesContent}, hang)
-	_, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: "tairseach://status"})
+	_, err := r.ReadResource(t.Context(), aCall(), &protocol.ReadResourceRequest{URI: "tairseach://status"})
 	if protocol.WireError(err).Code != protocol.CodeInternalError || !strings.Contains(err.Error(), "did not answer backend.status within 10ms") {
 		t.Errorf("err = %v", err)
 	}
@@ -220,7 +220,7 @@ func TestBackendResultsMapToContents(t *testing.T) {
 
 func TestGetPrompt(t *testing.T) {
 	r, _ := contentRegistry(t, Options{}, map[string]string{"a.json": notesContent}, okBackend)
-	res, err := r.GetPrompt(t.Context(), &protocol.GetPromptRequest{Name: "t_notes_review", Arguments: map[string]string{"id": "3f"}})
+	res, err := r.GetPrompt(t.Context(), aCall(), &protocol.GetPromptRequest{Name: "t_notes_review", Arguments: map[string]string{"id": "3f"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestGetPrompt(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
 	// A URI given whole by an argument is read like any other.
-	res, err = r.GetPrompt(t.Context(), &protocol.GetPromptRequest{Name: "t_status", Arguments: map[string]string{"uri": "tairseach://motd"}})
+	res, err = r.GetPrompt(t.Context(), aCall(), &protocol.GetPromptRequest{Name: "t_status", Arguments: map[string]string{"uri": "tairseach://motd"}})
 	if err != nil || len(res.Messages) != 1 || textOf([]protocol.ResourceContents{*res.Messages[0].Resource})[0].Text != "hello" || res.Messages[0].Role != "assistant" {
 		t.Errorf("status prompt: %+v, %v", res, err)
 	}
@@ -247,7 +247,7 @@ func TestGetPrompt(t *testing.T) {
 		{"t_notes_review", map[string]string{"id": "no!"}, "prompt t_notes_review embeds tairseach://notes/no!: the URI does not fit"},
 		{"t_status", map[string]string{"uri": "tairseach://nothing"}, "prompt t_status embeds tairseach://nothing: resource not found"},
 	} {
-		_, err := r.GetPrompt(t.Context(), &protocol.GetPromptRequest{Name: tt.name, Arguments: tt.args})
+		_, err := r.GetPrompt(t.Context(), aCall(), &protocol.GetPromptRequest{Name: tt.name, Arguments: tt.args})
 		if !errors.Is(err, protocol.ErrInvalidParams) || !strings.Contains(protocol.WireError(err).Message, tt.msg) {
 			t.Errorf("%s %v: %v, want -32602 with %q", tt.name, tt.args, err, tt.msg)
 		}
@@ -266,7 +266,7 @@ func TestComplete(t *testing.T) {
 		{protocol.CompleteRequest{Prompt: "t_status", Argument: "uri", Value: "t"}, protocol.CompleteResult{}},
 		{protocol.CompleteRequest{URI: "tairseach://motd", Argument: "x"}, protocol.CompleteResult{}},
 	} {
-		got, err := r.Complete(t.Context(), &tt.req)
+		got, err := r.Complete(t.Context(), aCall(), &tt.req)
 		if err != nil || !cmp.Equal(*got, tt.want) {
 			t.Errorf("%+v: %+v, %v; want %+v", tt.req, got, err, tt.want)
 		}
@@ -280,14 +280,14 @@ func TestComplete(t *testing.T) {
 		{Prompt: "t_notes_review", Argument: "mood"},
 		{URI: "tairseach://other/{id}", Argument: "id"},
 	} {
-		if _, err := r.Complete(t.Context(), &req); !errors.Is(err, protocol.ErrInvalidParams) {
+		if _, err := r.Complete(t.Context(), aCall(), &req); !errors.Is(err, protocol.ErrInvalidParams) {
 			t.Errorf("%+v: %v, want -32602", req, err)
 		}
 	}
 	bad, _ := contentRegistry(t, Options{}, map[string]string{"a.json": notesContent}, func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
 		return jsontext.Value(`[1,2]`), nil
 	})
-	_, err := bad.Complete(t.Context(), &protocol.CompleteRequest{URI: "tairseach://notes/{id}", Argument: "id"})
+	_, err := bad.Complete(t.Context(), aCall(), &protocol.CompleteRequest{URI: "tairseach://notes/{id}", Argument: "id"})
 	if protocol.WireError(err).Code != protocol.CodeInternalError || !strings.Contains(err.Error(), "is not a completion") {
 		t.Errorf("a result of numbers: %v", err)
 	}
@@ -330,7 +330,7 @@ func TestContentConflictsAreDeterministic(t *testing.T) {
 		if want := []string{"resources[0].uri tairseach://motd", "resourceTemplates[0].uriTemplate tairseach://notes/{id}", "prompts[0].name notes_review"}; !cmp.Equal(errs, want) {
 			t.Errorf("errors %q, want %q", errs, want)
 		}
-		if res, err := r.ReadResource(t.Context(), &protocol.ReadResourceRequest{URI: "tairseach://motd"}); err != nil || textOf(res.Contents)[0].Text != "hello" {
+		if res, err := r.ReadResource(t.Context(), aCall(), &protocol.ReadResourceRequest{URI: "tairseach://motd"}); err != nil || textOf(res.Contents)[0].Text != "hello" {
 			t.Errorf("the first file's motd is not the one served: %+v %v", res, err)
 		}
 	}
@@ -393,7 +393,7 @@ func TestFiltersApplyToContent(t *testing.T) {
 				t.Errorf("served %s\nwant   %s", got, tt.want)
 			}
 			if tt.filter.ReadOnly {
-				got, err := r.Complete(t.Context(), &protocol.CompleteRequest{Prompt: "t_notes_review", Argument: "id", Value: "3"})
+				got, err := r.Complete(t.Context(), aCall(), &protocol.CompleteRequest{Prompt: "t_notes_review", Argument: "id", Value: "3"})
 				if err != nil || len(got.Values) != 0 {
 					t.Errorf("a completion whose method no read-only tool has was called: %+v %v", got, err)
 				}
@@ -474,14 +474,13 @@ func TestReadsAndPromptsAreRecorded(t *testing.T) {
 	rec := &recorder{}
 	r, _ := contentRegistry(t, Options{Audit: rec, AuditValues: true, Filter: Filter{Exclude: []string{"tairseach://motd"}}},
 		map[string]string{"a.json": notesContent}, failing)
-	who := func(uri string) *protocol.ReadResourceRequest {
-		return &protocol.ReadResourceRequest{URI: uri, ProtocolVersion: "2025-11-25", ClientName: "c", ClientVersion: "1", SessionID: "s", Transport: "stdio"}
-	}
+	reader := protocol.NewCall(protocol.CallOptions{ProtocolVersion: "2025-11-25", Client: protocol.ClientInfo{Name: "c", Version: "1"}, SessionID: "s", Transport: "stdio"})
 	for _, uri := range []string{"tairseach://notes/3f", "tairseach://status", "tairseach://notes/XX", "tairseach://nothing", "tairseach://motd"} {
-		r.ReadResource(t.Context(), who(uri))
+		r.ReadResource(t.Context(), reader, &protocol.ReadResourceRequest{URI: uri})
 	}
-	r.GetPrompt(t.Context(), &protocol.GetPromptRequest{Name: "t_notes_review", Arguments: map[string]string{"id": "3f", "tone": "kind"}, Transport: "stdio"})
-	r.GetPrompt(t.Context(), &protocol.GetPromptRequest{Name: "t_notes_review", Transport: "stdio"})
+	prompter := protocol.NewCall(protocol.CallOptions{Transport: "stdio"})
+	r.GetPrompt(t.Context(), prompter, &protocol.GetPromptRequest{Name: "t_notes_review", Arguments: map[string]string{"id": "3f", "tone": "kind"}})
+	r.GetPrompt(t.Context(), prompter, &protocol.GetPromptRequest{Name: "t_notes_review"})
 	type line struct {
 		Kind, Name, ManifestName, Method, Outcome string
 		Code                                      *int64

@@ -83,7 +83,7 @@ func TestFilters(t *testing.T) {
 			}
 			// A filtered-out tool is as unknown as a name never declared.
 			for _, u := range s.Unserved {
-				_, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: u.Name, Arguments: jsontext.Value(`{}`)})
+				_, err := r.CallTool(t.Context(), aCall(), &protocol.CallToolRequest{Name: u.Name, Arguments: jsontext.Value(`{}`)})
 				if !errors.Is(err, protocol.ErrInvalidParams) {
 					t.Errorf("calling unserved %s: %v, want invalid params", u.Name, err)
 				}

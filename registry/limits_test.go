@@ -105,7 +105,7 @@ func TestACheckPastTheDeadlineIsAnsweredAtOnce(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	res, err := r.CallTool(ctx, &protocol.CallToolRequest{Name: "h_bounded", Arguments: jsontext.Value(args)})
+	res, err := r.CallTool(ctx, aCall(), &protocol.CallToolRequest{Name: "h_bounded", Arguments: jsontext.Value(args)})
 	if err != nil || !res.IsError || !strings.Contains(resultText(res), "cancelled") {
 		t.Errorf("cancelled call: %v, %+v", err, res)
 	}

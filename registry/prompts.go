@@ -29,25 +29,25 @@ func (r *Registry) Prompts() *protocol.PromptSet {
 // missing or empty, or an embedded resource that does not exist wrap
 // protocol.ErrInvalidParams; a resource that cannot be read is its read's
 // error. Part of protocol.PromptProvider.
-func (r *Registry) GetPrompt(ctx context.Context, req *protocol.GetPromptRequest) (*protocol.GetPromptResult, error) {
+func (r *Registry) GetPrompt(ctx context.Context, call *protocol.Call, req *protocol.GetPromptRequest) (*protocol.GetPromptResult, error) {
 	if err := r.waitLoadedErr(ctx); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	snap := r.snap.Load()
 	e := snap.byPrompt[req.Name]
-	res, did, err := r.getPrompt(ctx, snap, e, req)
+	res, did, err := r.getPrompt(ctx, call, snap, e, req)
 	r.log.Debug().Str("prompt", logURI(req.Name)).Dur("dur", time.Since(start)).Str("outcome", did.outcome).Msg("prompt")
 	if did.outcome == outcomeNotFound && snap.filtered("prompt", req.Name) {
 		did.outcome = outcomeRefused
 	}
-	r.recordPrompt(req, start, e, did)
+	r.recordPrompt(call, req, start, e, did)
 	return res, err
 }
 
 // getPrompt fills in e, the prompt req names (nil when none is served),
 // and says what it did as a read does.
-func (r *Registry) getPrompt(ctx context.Context, snap *Snapshot, e *PromptEntry, req *protocol.GetPromptRequest) (*protocol.GetPromptResult, aRead, error) {
+func (r *Registry) getPrompt(ctx context.Context, call *protocol.Call, snap *Snapshot, e *PromptEntry, req *protocol.GetPromptRequest) (*protocol.GetPromptResult, aRead, error) {
 	if e == nil {
 		return nil, aRead{outcome: outcomeNotFound}, fmt.Errorf("%w: unknown prompt %q", protocol.ErrInvalidParams, req.Name)
 	}
@@ -64,7 +64,6 @@ func (r *Registry) getPrompt(ctx context.Context, snap *Snapshot, e *PromptEntry
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	ctx = withHold(ctx, req.Hold)
 	res := &protocol.GetPromptResult{Description: p.Description}
 	did := aRead{outcome: outcomeOK}
 	for _, msg := range p.Messages {
@@ -75,7 +74,7 @@ func (r *Registry) getPrompt(ctx context.Context, snap *Snapshot, e *PromptEntry
 			continue
 		}
 		uri := p.Fill(msg.Resource, req.Arguments)
-		contents, read, err := r.read(ctx, snap, uri)
+		contents, read, err := r.read(ctx, call, snap, uri)
 		did.bytesOut += read.bytesOut
 		if err != nil {
 			r.log.Info().Str("prompt", e.Name).Str("uri", logURI(uri)).Err(err).Msg("prompt's resource not read")
@@ -124,7 +123,7 @@ type completeParams struct {
 // The backend's result is an array of strings, or an object with such an
 // array as "values" and, optionally, "total" and "hasMore". Part of
 // protocol.CompletionProvider.
-func (r *Registry) Complete(ctx context.Context, req *protocol.CompleteRequest) (*protocol.CompleteResult, error) {
+func (r *Registry) Complete(ctx context.Context, call *protocol.Call, req *protocol.CompleteRequest) (*protocol.CompleteResult, error) {
 	if err := r.waitLoadedErr(ctx); err != nil {
 		return nil, err
 	}
@@ -164,10 +163,9 @@ func (r *Registry) Complete(ctx context.Context, req *protocol.CompleteRequest) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	ctx = withHold(ctx, req.Hold)
 	params, _ := json.Marshal(completeParams{req.Argument, req.Value, req.Context}, json.Deterministic(true))
 	start := time.Now()
-	result, err := r.opts.Backend.Call(ctx, method, params)
+	result, err := r.opts.Backend.Call(ctx, method, params, call)
 	outcome := outcomeOK
 	defer func() {
 		r.log.Debug().Str("complete", what).Str("argument", req.Argument).Str("backend_method", method).
@@ -175,7 +173,7 @@ func (r *Registry) Complete(ctx context.Context, req *protocol.CompleteRequest) 
 	}()
 	if err != nil {
 		var msg string
-		msg, outcome = r.backendFailure(ctx, "complete", what, method, "complete again", err)
+		msg, outcome = r.backendFailure(ctx, call, "complete", what, method, "complete again", err)
 		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: msg}
 	}
 	res, err := completion(result)

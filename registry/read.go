@@ -20,7 +20,6 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
-	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
 // outcomeNotFound is the outcome of a read of a URI, or a prompt, that
@@ -57,7 +56,7 @@ func (r *Registry) Resources() *protocol.ResourceSet {
 // CodeInternalError whose message says what happened, as a tool's result
 // would. The read is bounded by the call timeout and ctx, and finishes
 // against the snapshot it started with; part of protocol.ResourceProvider.
-func (r *Registry) ReadResource(ctx context.Context, req *protocol.ReadResourceRequest) (*protocol.ReadResourceResult, error) {
+func (r *Registry) ReadResource(ctx context.Context, call *protocol.Call, req *protocol.ReadResourceRequest) (*protocol.ReadResourceResult, error) {
 	if err := r.waitLoadedErr(ctx); err != nil {
 		return nil, err
 	}
@@ -65,7 +64,7 @@ func (r *Registry) ReadResource(ctx context.Context, req *protocol.ReadResourceR
 	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	snap := r.snap.Load()
-	contents, did, err := r.read(withHold(ctx, req.Hold), snap, req.URI)
+	contents, did, err := r.read(ctx, call, snap, req.URI)
 	ev := r.log.Debug()
 	if err != nil && did.outcome != outcomeNotFound {
 		ev = r.log.Info()
@@ -74,7 +73,7 @@ func (r *Registry) ReadResource(ctx context.Context, req *protocol.ReadResourceR
 	if did.outcome == outcomeNotFound && snap.filtered("resource", req.URI) {
 		did.outcome = outcomeRefused
 	}
-	r.recordRead(req, start, did)
+	r.recordRead(call, req, start, did)
 	if err != nil {
 		return nil, err
 	}
@@ -102,26 +101,9 @@ func (r *Registry) stoppedErr(ctx context.Context, when string) error {
 	return &protocol.Error{Code: protocol.CodeInternalError, Message: msg}
 }
 
-// holdKey is the context key of the Hold that counts what a read holds.
-type holdKey struct{}
-
-// withHold returns ctx carrying h: what is read under it (a backend's
-// reply, a file) is counted against the session's budget as it is read.
-func withHold(ctx context.Context, h *protocol.Hold) context.Context {
-	if h == nil {
-		return ctx
-	}
-	return socketclient.WithBudget(context.WithValue(ctx, holdKey{}, h), h)
-}
-
-func holdOf(ctx context.Context) *protocol.Hold {
-	h, _ := ctx.Value(holdKey{}).(*protocol.Hold)
-	return h
-}
-
-// read reads uri in snap, counting what it reads with the Hold of ctx,
-// and says what it did.
-func (r *Registry) read(ctx context.Context, snap *Snapshot, uri string) (contents []protocol.ResourceContents, did aRead, err error) {
+// read reads uri in snap for call, counting what it reads (a backend's
+// reply, a file) with call's Grow, and says what it did.
+func (r *Registry) read(ctx context.Context, call *protocol.Call, snap *Snapshot, uri string) (contents []protocol.ResourceContents, did aRead, err error) {
 	defer func() {
 		for _, c := range contents {
 			did.bytesOut += len(c.Text) + len(c.TextBytes) + len(c.Blob)
@@ -133,11 +115,11 @@ func (r *Registry) read(ctx context.Context, snap *Snapshot, uri string) (conten
 		case res.Text != nil:
 			return []protocol.ResourceContents{{URI: uri, MIMEType: cmp.Or(res.MIMEType, "text/plain"), Text: *res.Text}}, aRead{outcome: outcomeOK}, nil
 		case res.File != "":
-			contents, outcome, err := r.readFile(ctx, e)
+			contents, outcome, err := r.readFile(ctx, call, e)
 			return contents, aRead{outcome: outcome}, err
 		}
 		did.method = res.Method
-		contents, err := r.callForContents(ctx, uri, res.MIMEType, objectArgs(res.Params), &did)
+		contents, err := r.callForContents(ctx, call, uri, res.MIMEType, objectArgs(res.Params), &did)
 		return contents, did, err
 	}
 	for _, e := range snap.Templates {
@@ -156,7 +138,7 @@ func (r *Registry) read(ctx context.Context, snap *Snapshot, uri string) (conten
 			did.outcome = outcomeFailed
 			return nil, did, &protocol.Error{Code: protocol.CodeInternalError, Message: err.Error()}
 		}
-		contents, err := r.callForContents(ctx, uri, t.MIMEType, params, &did)
+		contents, err := r.callForContents(ctx, call, uri, t.MIMEType, params, &did)
 		return contents, did, err
 	}
 	return nil, aRead{outcome: outcomeNotFound}, fmt.Errorf("%w: %s", protocol.ErrResourceNotFound, logURI(uri))
@@ -199,17 +181,17 @@ func templateParams(fixed jsontext.Value, vars map[string]string) (jsontext.Valu
 // callForContents calls did.method with params and maps its result to
 // the contents of the resource at uri, whose declared MIME type is mime;
 // it says in did how that went.
-func (r *Registry) callForContents(ctx context.Context, uri, mime string, params jsontext.Value, did *aRead) ([]protocol.ResourceContents, error) {
+func (r *Registry) callForContents(ctx context.Context, call *protocol.Call, uri, mime string, params jsontext.Value, did *aRead) ([]protocol.ResourceContents, error) {
 	method := did.method
 	if r.opts.Backend == nil {
 		did.outcome = outcomeUnavailable
 		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "No backend is configured for this bridge."}
 	}
 	r.log.Trace().Str("uri", logURI(uri)).RawJSON("params", params).Msg("backend request")
-	result, err := r.opts.Backend.Call(ctx, method, params)
+	result, err := r.opts.Backend.Call(ctx, method, params, call)
 	if err != nil {
 		var msg string
-		msg, did.outcome = r.backendFailure(ctx, "uri", logURI(uri), method, "read the resource again", err)
+		msg, did.outcome = r.backendFailure(ctx, call, "uri", logURI(uri), method, "read the resource again", err)
 		did.backendErr = err
 		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: msg}
 	}
@@ -285,9 +267,9 @@ func unmarshalIf(v jsontext.Value, into *string) error {
 	return json.Unmarshal(v, into)
 }
 
-// readFile reads a file resource: the last maxBytes of it, counted
-// with the Hold of ctx before they are read.
-func (r *Registry) readFile(ctx context.Context, e *ResourceEntry) ([]protocol.ResourceContents, string, error) {
+// readFile reads a file resource: the last maxBytes of it, counted with
+// call's Grow before they are read.
+func (r *Registry) readFile(ctx context.Context, call *protocol.Call, e *ResourceEntry) ([]protocol.ResourceContents, string, error) {
 	res := e.Resource
 	path := resolvePath(res.File, filepath.Dir(e.File))
 	limit := res.MaxBytes
@@ -297,13 +279,13 @@ func (r *Registry) readFile(ctx context.Context, e *ResourceEntry) ([]protocol.R
 	counted := int64(0)
 	if fi, err := os.Stat(path); err == nil {
 		counted = min(limit, fi.Size())
-		if err := holdOf(ctx).Grow(ctx, int(counted)); err != nil {
+		if err := call.Grow(ctx, int(counted)); err != nil {
 			return nil, outcomeCancelled, r.stoppedErr(ctx, "while waiting for room to read its file")
 		}
 	}
 	data, size, err := manifest.ReadTail(path, limit)
 	if grew := int64(len(data)) - counted; err == nil && grew > 0 {
-		_ = holdOf(ctx).Grow(ctx, int(grew)) // the file grew since the stat; a read that ends now is answered all the same
+		_ = call.Grow(ctx, int(grew)) // the file grew since the stat; a read that ends now is answered all the same
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

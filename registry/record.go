@@ -32,17 +32,13 @@ type called struct {
 // record adds one entry to the audit log, when there is one: who called
 // what, when, how long it took and how it went; the names of the
 // arguments, and their values only with AuditValues (secrets redacted).
-func (r *Registry) record(req *protocol.CallToolRequest, start time.Time, c called) {
+func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, start time.Time, c called) {
 	if r.opts.Audit == nil {
 		return
 	}
-	ae := &audit.Entry{
-		Time: audit.Timestamp(start), Transport: req.Transport, Session: req.SessionID,
-		Client: req.ClientName, ClientVersion: req.ClientVersion, ProtocolVersion: req.ProtocolVersion,
-		Kind: audit.KindTool, Name: req.Name, Duration: audit.Millis(time.Since(start)), Outcome: c.outcome,
-		BytesIn: len(req.Arguments), BytesOut: contentSize(c.res), ArgKeys: audit.Keys(c.args),
-		Confirmation: c.asked.how, Answer: c.asked.answer,
-	}
+	ae := entryOf(call, start, audit.KindTool, req.Name)
+	ae.Outcome, ae.BytesIn, ae.BytesOut, ae.ArgKeys = c.outcome, len(req.Arguments), contentSize(c.res), audit.Keys(c.args)
+	ae.Confirmation, ae.Answer = c.asked.how, c.asked.answer
 	var schema jsontext.Value
 	if c.entry != nil {
 		ae.ManifestName, ae.Method, schema = c.entry.Tool.Name, c.entry.Method, c.entry.Tool.InputSchema
@@ -87,16 +83,12 @@ func notServed(snap *Snapshot, name string) string {
 // recordRead adds one entry to the audit log for a resources/read, as
 // record does for a call: the URI read, the backend method and the
 // template it went through, and a template's variables as its arguments.
-func (r *Registry) recordRead(req *protocol.ReadResourceRequest, start time.Time, did aRead) {
+func (r *Registry) recordRead(call *protocol.Call, req *protocol.ReadResourceRequest, start time.Time, did aRead) {
 	if r.opts.Audit == nil {
 		return
 	}
-	ae := &audit.Entry{
-		Time: audit.Timestamp(start), Transport: req.Transport, Session: req.SessionID,
-		Client: req.ClientName, ClientVersion: req.ClientVersion, ProtocolVersion: req.ProtocolVersion,
-		Kind: audit.KindResource, Name: req.URI, Method: did.method, Duration: audit.Millis(time.Since(start)),
-		Outcome: did.outcome, Code: backendCode(did.backendErr), BytesOut: did.bytesOut,
-	}
+	ae := entryOf(call, start, audit.KindResource, req.URI)
+	ae.Method, ae.Outcome, ae.Code, ae.BytesOut = did.method, did.outcome, backendCode(did.backendErr), did.bytesOut
 	if t := did.template; t != nil {
 		vars, _ := json.Marshal(did.vars, json.Deterministic(true))
 		ae.ManifestName, ae.ArgKeys = t.Template.URITemplate, audit.Keys(vars)
@@ -109,7 +101,7 @@ func (r *Registry) recordRead(req *protocol.ReadResourceRequest, start time.Time
 
 // recordPrompt adds one entry to the audit log for a prompts/get, as
 // record does for a call; e is the prompt, nil when none was served.
-func (r *Registry) recordPrompt(req *protocol.GetPromptRequest, start time.Time, e *PromptEntry, did aRead) {
+func (r *Registry) recordPrompt(call *protocol.Call, req *protocol.GetPromptRequest, start time.Time, e *PromptEntry, did aRead) {
 	if r.opts.Audit == nil {
 		return
 	}
@@ -117,12 +109,8 @@ func (r *Registry) recordPrompt(req *protocol.GetPromptRequest, start time.Time,
 	if req.Arguments == nil {
 		args = jsontext.Value("{}")
 	}
-	ae := &audit.Entry{
-		Time: audit.Timestamp(start), Transport: req.Transport, Session: req.SessionID,
-		Client: req.ClientName, ClientVersion: req.ClientVersion, ProtocolVersion: req.ProtocolVersion,
-		Kind: audit.KindPrompt, Name: req.Name, Duration: audit.Millis(time.Since(start)), Outcome: did.outcome,
-		Code: backendCode(did.backendErr), BytesIn: len(args), BytesOut: did.bytesOut, ArgKeys: audit.Keys(args),
-	}
+	ae := entryOf(call, start, audit.KindPrompt, req.Name)
+	ae.Outcome, ae.Code, ae.BytesIn, ae.BytesOut, ae.ArgKeys = did.outcome, backendCode(did.backendErr), len(args), did.bytesOut, audit.Keys(args)
 	if e != nil {
 		ae.ManifestName = e.Prompt.Name
 	}
@@ -130,6 +118,17 @@ func (r *Registry) recordPrompt(req *protocol.GetPromptRequest, start time.Time,
 		ae.Args, ae.ArgsCut = audit.Values(nil, args)
 	}
 	r.opts.Audit.Record(ae)
+}
+
+// entryOf returns an audit entry of kind for name, which call asked for
+// at start: who asked, and how long it took until now.
+func entryOf(call *protocol.Call, start time.Time, kind, name string) *audit.Entry {
+	client := call.Client()
+	return &audit.Entry{
+		Time: audit.Timestamp(start), Transport: call.Transport(), Session: call.SessionID(), Principal: call.Principal().String(),
+		Client: client.Name, ClientVersion: client.Version, ProtocolVersion: call.ProtocolVersion(),
+		Kind: kind, Name: name, Duration: audit.Millis(time.Since(start)),
+	}
 }
 
 // backendCode is the code of a backend's JSON-RPC error, nil for any

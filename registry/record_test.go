@@ -78,13 +78,20 @@ func auditedRegistry(t *testing.T, values bool) (*Registry, *recorder) {
 // client is the request's side of every entry these tests expect.
 func client(e audit.Entry) audit.Entry {
 	e.Transport, e.Session, e.Client, e.ClientVersion, e.ProtocolVersion = "stdio", "5e55", "Claude Desktop", "0.9.2", protocol.Version20251125
+	e.Principal = "process"
 	e.Kind = audit.KindTool
 	return e
 }
 
 func request(name, args string) *protocol.CallToolRequest {
-	return &protocol.CallToolRequest{Name: name, Arguments: jsontext.Value(args), ProtocolVersion: protocol.Version20251125,
-		ClientName: "Claude Desktop", ClientVersion: "0.9.2", SessionID: "5e55", Transport: "stdio"}
+	return &protocol.CallToolRequest{Name: name, Arguments: jsontext.Value(args)}
+}
+
+// who is the Call of the requests of the entries client expects, in
+// version, asking the user with ask.
+func who(version string, ask protocol.Asker) *protocol.Call {
+	return protocol.NewCall(protocol.CallOptions{Client: protocol.ClientInfo{Name: "Claude Desktop", Version: "0.9.2"},
+		SessionID: "5e55", Transport: "stdio", ProtocolVersion: version, Ask: ask})
 }
 
 // Every call is recorded once, with its outcome: ok, invalid arguments, a
@@ -120,7 +127,7 @@ func TestEveryCallIsRecordedWithItsOutcome(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now().UTC().Add(-time.Millisecond)
-			res, err := r.CallTool(t.Context(), request(tc.tool, tc.args))
+			res, err := r.CallTool(t.Context(), who(protocol.Version20251125, nil), request(tc.tool, tc.args))
 			es := rec.take()
 			if len(es) != 1 {
 				t.Fatalf("%d entries recorded, want 1", len(es))
@@ -188,7 +195,7 @@ func TestSearchModeRecordsTheToolActuallyCalled(t *testing.T) {
 			client(audit.Entry{Name: "t_acct_login", Outcome: "unknown_tool", BytesIn: 2})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _ = s.CallTool(t.Context(), request(tc.tool, tc.args))
+			_, _ = s.CallTool(t.Context(), who(protocol.Version20251125, nil), request(tc.tool, tc.args))
 			es := rec.take()
 			if len(es) != 1 {
 				t.Fatalf("%d entries recorded, want 1: %+v", len(es), es)
@@ -227,8 +234,7 @@ func TestConfirmationsAreRecorded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := request("t_acct_delete", `{}`)
-			req.ProtocolVersion, req.Ask = tt.version, tt.ask
-			if _, err := r.CallTool(t.Context(), req); !errors.Is(err, tt.wantErr) {
+			if _, err := r.CallTool(t.Context(), who(tt.version, tt.ask), req); !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err %v, want %v", err, tt.wantErr)
 			}
 			es := rec.take()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
 // DefaultCallTimeout bounds one backend call: below the 60 s after which
@@ -33,7 +34,9 @@ const DefaultCallTimeout = 50 * time.Second
 // classified with the socketclient error values (RPCError,
 // ErrUnavailable, ErrBadReply).
 type Caller interface {
-	Call(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error)
+	// Call calls method with params on behalf of call, the client's
+	// request, with which the reply is counted as it is read.
+	Call(ctx context.Context, method string, params jsontext.Value, call socketclient.Call) (jsontext.Value, error)
 }
 
 // Options configures a Registry. The zero value of each field means its default.
@@ -64,7 +67,7 @@ type Options struct {
 	Logger *zerolog.Logger
 	// Report, when set, also receives manifest problems, e.g. to forward
 	// them to clients as log messages. (Trouble during a call goes to the
-	// client that made it, through protocol.ClientLog.) It must not block.
+	// client that made it, through its protocol.Call.) It must not block.
 	Report func(level zerolog.Level, msg string)
 	// OnChange, when set, is called after a reload changed what a client
 	// sees, with the new snapshot and what changed. Calls are serialised,

@@ -26,13 +26,17 @@ type fakeBackend struct {
 	fn    func(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error)
 }
 
-func (f *fakeBackend) Call(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error) {
+func (f *fakeBackend) Call(ctx context.Context, method string, params jsontext.Value, _ socketclient.Call) (jsontext.Value, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, method+" "+string(params))
 	f.mu.Unlock()
 	res, err := f.fn(ctx, method, jsontext.Value(params))
 	return jsontext.Value(res), err
 }
+
+// aCall is the Call of a request made in a test: in protocol 2025-11-25,
+// by a client that cannot be asked, whose bytes are not counted.
+func aCall() *protocol.Call { return protocol.NewCall(protocol.CallOptions{}) }
 
 func (f *fakeBackend) recorded() []string {
 	f.mu.Lock()
@@ -153,7 +157,7 @@ var testHints = Hints{
 
 func call(t *testing.T, r *Registry, name, args string) *protocol.CallToolResult {
 	t.Helper()
-	res, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: name, Arguments: jsontext.Value(args), ProtocolVersion: protocol.Version20251125})
+	res, err := r.CallTool(t.Context(), aCall(), &protocol.CallToolRequest{Name: name, Arguments: jsontext.Value(args)})
 	if err != nil {
 		t.Fatalf("CallTool(%s): %v", name, err)
 	}
@@ -244,7 +248,7 @@ func TestArgumentsReachTheBackendUnchanged(t *testing.T) {
 
 func TestUnknownToolIsInvalidParams(t *testing.T) {
 	r, be := newCallRegistry(t, nil)
-	_, err := r.CallTool(t.Context(), &protocol.CallToolRequest{Name: "t_nope"})
+	_, err := r.CallTool(t.Context(), aCall(), &protocol.CallToolRequest{Name: "t_nope"})
 	if !errors.Is(err, protocol.ErrInvalidParams) {
 		t.Errorf("err = %v, want ErrInvalidParams", err)
 	}
@@ -266,7 +270,7 @@ func TestCallsFinishAgainstTheSnapshotTheyStartedWith(t *testing.T) {
 	r := New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be})
 	done := make(chan *protocol.CallToolResult)
 	go func() {
-		res, _ := r.CallTool(context.Background(), &protocol.CallToolRequest{Name: "t_notes_create", Arguments: jsontext.Value(`{"title":"a"}`)})
+		res, _ := r.CallTool(context.Background(), aCall(), &protocol.CallToolRequest{Name: "t_notes_create", Arguments: jsontext.Value(`{"title":"a"}`)})
 		done <- res
 	}()
 	<-started

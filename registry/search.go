@@ -174,7 +174,7 @@ func firstSentence(text string) string {
 // CallTool runs find_tools or call_tool; any other name is an unknown
 // tool. Part of protocol.ToolProvider. The audit log records find_tools
 // as itself, and call_tool as the tool it runs.
-func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+func (s *Search) CallTool(ctx context.Context, call *protocol.Call, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	start := time.Now()
 	args := objectArgs(req.Arguments)
 	var e *Entry
@@ -184,7 +184,7 @@ func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	case s.call.Name:
 		e = s.call
 	default:
-		s.reg.record(req, start, called{args: args, outcome: outcomeUnknownTool})
+		s.reg.record(call, req, start, called{args: args, outcome: outcomeUnknownTool})
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
 	schemas, err := e.schemas()
@@ -194,11 +194,11 @@ func (s *Search) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*
 	res, outcome := s.reg.checkArguments(ctx, e, schemas.in, args)
 	switch {
 	case res == nil && e == s.call:
-		return s.callTool(ctx, req, args, start)
+		return s.callTool(ctx, call, req, args, start)
 	case res == nil:
 		res, outcome = s.findTools(ctx, args)
 	}
-	s.reg.record(req, start, called{entry: e, args: args, res: res, outcome: outcome})
+	s.reg.record(call, req, start, called{entry: e, args: args, res: res, outcome: outcome})
 	return res, nil
 }
 
@@ -280,19 +280,19 @@ func params(schema jsontext.Value) string {
 
 // callTool runs the tool call_tool names, as a tools/call of the same
 // client would: the audit log records that tool.
-func (s *Search) callTool(ctx context.Context, req *protocol.CallToolRequest, args jsontext.Value, start time.Time) (*protocol.CallToolResult, error) {
+func (s *Search) callTool(ctx context.Context, call *protocol.Call, req *protocol.CallToolRequest, args jsontext.Value, start time.Time) (*protocol.CallToolResult, error) {
 	var in struct {
 		Name      string         `json:"name"`
 		Arguments jsontext.Value `json:"arguments"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		res := protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.call.Name, err), true)
-		s.reg.record(req, start, called{entry: s.call, args: args, res: res, outcome: outcomeInvalidArguments})
+		s.reg.record(call, req, start, called{entry: s.call, args: args, res: res, outcome: outcomeInvalidArguments})
 		return res, nil
 	}
 	inner := *req
 	inner.Name, inner.Arguments = in.Name, in.Arguments
-	res, err := s.reg.CallTool(ctx, &inner)
+	res, err := s.reg.CallTool(ctx, call, &inner)
 	if errors.Is(err, protocol.ErrInvalidParams) {
 		// The name is an argument here, so an unknown one is the
 		// caller's mistake to correct, like any invalid argument.

@@ -20,7 +20,7 @@ import (
 
 func searchCall(t *testing.T, s *Search, name, args string) *protocol.CallToolResult {
 	t.Helper()
-	res, err := s.CallTool(t.Context(), &protocol.CallToolRequest{Name: name, Arguments: []byte(args), ProtocolVersion: protocol.Version20251125})
+	res, err := s.CallTool(t.Context(), aCall(), &protocol.CallToolRequest{Name: name, Arguments: []byte(args)})
 	if err != nil {
 		t.Fatalf("CallTool(%s, %s): %v", name, args, err)
 	}
@@ -146,7 +146,7 @@ func TestCallToolCallsAsADirectCallWould(t *testing.T) {
 	}
 	// Other names are unknown tools of the server.
 	for _, name := range []string{"t_notes_create", "find_tools"} {
-		if _, err := s.CallTool(t.Context(), &protocol.CallToolRequest{Name: name}); !errors.Is(err, protocol.ErrInvalidParams) {
+		if _, err := s.CallTool(t.Context(), aCall(), &protocol.CallToolRequest{Name: name}); !errors.Is(err, protocol.ErrInvalidParams) {
 			t.Errorf("%s: %v, want invalid params", name, err)
 		}
 	}
@@ -166,7 +166,7 @@ func TestCallToolIsCancelledWithItsRequest(t *testing.T) {
 	done := make(chan *protocol.CallToolResult)
 	// Ends when the call returns, which cancel makes it do.
 	go func() {
-		res, _ := s.CallTool(ctx, &protocol.CallToolRequest{Name: "t_call_tool", Arguments: []byte(`{"name":"t_notes_any"}`)})
+		res, _ := s.CallTool(ctx, aCall(), &protocol.CallToolRequest{Name: "t_call_tool", Arguments: []byte(`{"name":"t_notes_any"}`)})
 		done <- res
 	}()
 	<-started
@@ -225,7 +225,7 @@ func BenchmarkFindTools(b *testing.B) {
 	req := &protocol.CallToolRequest{Name: "t_find_tools"}
 	for _, q := range queries { // the index is made on first use
 		req.Arguments = []byte(fmt.Sprintf(`{"query":%q}`, q))
-		s.CallTool(b.Context(), req)
+		s.CallTool(b.Context(), aCall(), req)
 	}
 	var times []time.Duration
 	b.ReportAllocs()
@@ -234,7 +234,7 @@ func BenchmarkFindTools(b *testing.B) {
 		req.Arguments = []byte(fmt.Sprintf(`{"query":%q}`, queries[i%len(queries)]))
 		i++
 		start := time.Now()
-		res, err := s.CallTool(b.Context(), req)
+		res, err := s.CallTool(b.Context(), aCall(), req)
 		times = append(times, time.Since(start))
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
@@ -259,7 +259,7 @@ func FuzzSearchArguments(f *testing.F) {
 	s := NewSearch(New(Options{Dirs: []string{dir}, Prefix: "t", Backend: be}))
 	f.Fuzz(func(t *testing.T, args string) {
 		for _, name := range []string{"t_find_tools", "t_call_tool"} {
-			res, err := s.CallTool(t.Context(), &protocol.CallToolRequest{Name: name, Arguments: []byte(args)})
+			res, err := s.CallTool(t.Context(), aCall(), &protocol.CallToolRequest{Name: name, Arguments: []byte(args)})
 			if err != nil || res == nil {
 				t.Fatalf("%s(%s): %v, %v", name, args, res, err)
 			}

@@ -34,7 +34,7 @@ func benchCall(b *testing.B, size int) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.Call(context.Background(), "echo", p); err != nil {
+		if _, err := c.Call(context.Background(), "echo", p, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,7 +56,7 @@ func BenchmarkCallParallel(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := c.Call(context.Background(), "echo", p); err != nil {
+			if _, err := c.Call(context.Background(), "echo", p, nil); err != nil {
 				b.Error(err)
 				return
 			}
@@ -77,7 +77,7 @@ func BenchmarkCallQueued(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, err := c.Call(ctx, "echo", p)
+			_, err := c.Call(ctx, "echo", p, nil)
 			cancel()
 			if err != nil {
 				b.Error(err)

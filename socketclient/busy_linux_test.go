@@ -96,7 +96,7 @@ func TestABurstWaitsForItsTurnInAFullAcceptQueue(t *testing.T) {
 	errs := make(chan error, burst)
 	for range burst {
 		wg.Go(func() {
-			if _, err := c.Call(callCtx(t, 30*time.Second), "m", nil); err != nil {
+			if _, err := c.Call(callCtx(t, 30*time.Second), "m", nil, nil); err != nil {
 				errs <- err
 			}
 		})
@@ -122,7 +122,7 @@ func TestAQueueThatStaysFullIsBusyNotDown(t *testing.T) {
 	const dialTimeout = 100 * time.Millisecond
 	c := newClient(t, path, &Options{DialTimeout: dialTimeout})
 	start := time.Now()
-	_, err := c.Call(callCtx(t, 30*time.Second), "m", nil)
+	_, err := c.Call(callCtx(t, 30*time.Second), "m", nil, nil)
 	if !errors.Is(err, ErrBusy) || errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrBusy and not ErrUnavailable", err)
 	}
@@ -142,7 +142,7 @@ func TestACallEndingWhileTheQueueIsFullSaysWhy(t *testing.T) {
 	path, _ := listenBacklog(t, 0)
 	fillQueue(t, path)
 	c := newClient(t, path, &Options{DialTimeout: time.Hour})
-	_, err := c.Call(callCtx(t, 50*time.Millisecond), "m", nil)
+	_, err := c.Call(callCtx(t, 50*time.Millisecond), "m", nil, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrBusy) {
 		t.Errorf("err = %v, want the context's error", err)
 	}

@@ -129,13 +129,14 @@ func (c *Client) Close() error {
 // bytes, except that a result holding invalid UTF-8 is compacted with
 // each invalid byte replaced by U+FFFD, so that it can be passed on as
 // JSON text; so is an error's data. The reply's bytes are counted, as
-// they are read, against the Budget of ctx (see WithBudget).
+// they are read, with call's Grow, which may make the read wait; a nil
+// call counts nothing, and the reply is bounded by MaxReplySize alone.
 //
 // The call is bounded by ctx: on cancellation or deadline it returns
 // promptly with an error wrapping ctx.Err(). Failures are an *RPCError (the
 // backend's answer), or wrap ErrUnavailable, ErrBusy, ErrBadReply,
 // ErrClosed or the context's error.
-func (c *Client) Call(ctx context.Context, method string, params jsontext.Value) (res jsontext.Value, err error) {
+func (c *Client) Call(ctx context.Context, method string, params jsontext.Value, call Call) (res jsontext.Value, err error) {
 	start := time.Now()
 	id := c.nextID.Add(1)
 	defer func() {
@@ -165,7 +166,7 @@ func (c *Client) Call(ctx context.Context, method string, params jsontext.Value)
 		if err != nil {
 			return nil, err
 		}
-		res, unsent, err := c.roundTrip(ctx, cn, id, req)
+		res, unsent, err := c.roundTrip(ctx, cn, id, req, call)
 		if unsent && pooled {
 			// The backend dropped the idle connection after it was
 			// checked, and no byte of the request went out: sending it
@@ -256,23 +257,11 @@ func (c *Client) isClosed() bool {
 	return c.closed
 }
 
-// Budget bounds the bytes a call's reply may hold. protocol.Hold is one.
-type Budget interface {
-	// Grow counts n more bytes, waiting while there is no room for them;
-	// it fails only when ctx ends first.
+// Call is the request on whose behalf the Client calls the backend: what
+// the Client needs of it. protocol.Call is one.
+type Call interface {
+	// Grow counts n more bytes held for the request (the backend's
+	// reply, as it is read), waiting while there is no room for them; it
+	// fails only when ctx ends first.
 	Grow(ctx context.Context, n int) error
-}
-
-type budgetKey struct{}
-
-// WithBudget returns a context whose calls count the bytes of their
-// replies against b as they read them, and wait for room when b is full.
-// A call without one reads within MaxReplySize alone.
-func WithBudget(ctx context.Context, b Budget) context.Context {
-	return context.WithValue(ctx, budgetKey{}, b)
-}
-
-func budgetOf(ctx context.Context) Budget {
-	b, _ := ctx.Value(budgetKey{}).(Budget)
-	return b
 }

@@ -37,7 +37,7 @@ func callCtx(t *testing.T, d time.Duration) context.Context {
 // echo calls c with params and checks that they come back.
 func echo(t *testing.T, c *Client, params string) {
 	t.Helper()
-	res, err := c.Call(callCtx(t, 5*time.Second), "echo", jsontext.Value(params))
+	res, err := c.Call(callCtx(t, 5*time.Second), "echo", jsontext.Value(params), nil)
 	if err != nil || string(res) != params {
 		t.Errorf("Call(%s) = %s, %v; want its params back", params, res, err)
 	}
@@ -103,7 +103,7 @@ func TestCall(t *testing.T) {
 			if method == "" {
 				method = "m.x"
 			}
-			res, err := c.Call(callCtx(t, 5*time.Second), method, jsontext.Value(tt.params))
+			res, err := c.Call(callCtx(t, 5*time.Second), method, jsontext.Value(tt.params), nil)
 			if tt.wantErr != nil {
 				var rpcErr *RPCError
 				if !errors.As(err, &rpcErr) {
@@ -130,7 +130,7 @@ func TestCall(t *testing.T) {
 func TestInvalidParamsAreNotSent(t *testing.T) {
 	for _, params := range []string{"{\n", `{"a":1} x`, "\"\xff\""} {
 		s := sockettest.NewServer(t, nil)
-		_, err := newClient(t, s.Path, nil).Call(callCtx(t, 5*time.Second), "m", jsontext.Value(params))
+		_, err := newClient(t, s.Path, nil).Call(callCtx(t, 5*time.Second), "m", jsontext.Value(params), nil)
 		if err == nil || !strings.Contains(err.Error(), "encode backend request") {
 			t.Errorf("params %q: err = %v, want invalid params", params, err)
 		}
@@ -188,7 +188,7 @@ func TestUnavailable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := tt.setup(t)
 			c := newClient(t, path, nil)
-			_, err := c.Call(callCtx(t, 5*time.Second), "m", nil)
+			_, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil)
 			if !errors.Is(err, ErrUnavailable) {
 				t.Fatalf("err = %v, want ErrUnavailable", err)
 			}
@@ -213,7 +213,7 @@ func TestCheckKeepsItsConnection(t *testing.T) {
 	if err := c.Check(callCtx(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil); err != nil {
+	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.Accepted(); n != 1 {
@@ -318,7 +318,7 @@ func TestFaults(t *testing.T) {
 			if tt.fault == sockettest.FaultNeverReply {
 				timeout = 200 * time.Millisecond
 			}
-			_, err := c.Call(callCtx(t, timeout), "m", jsontext.Value(`{"bad":1}`))
+			_, err := c.Call(callCtx(t, timeout), "m", jsontext.Value(`{"bad":1}`), nil)
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.text) {
 				t.Errorf("err = %v, want %v containing %q", err, tt.want, tt.text)
 			}
@@ -367,7 +367,7 @@ func TestARequestThatMayHaveBeenReadIsNeverSentAgain(t *testing.T) {
 			if tt.warm {
 				echo(t, c, `"first"`)
 			}
-			_, err := c.Call(callCtx(t, 5*time.Second), "m", jsontext.Value(`"act and crash"`))
+			_, err := c.Call(callCtx(t, 5*time.Second), "m", jsontext.Value(`"act and crash"`), nil)
 			if !errors.Is(err, ErrBadReply) {
 				t.Errorf("err = %v, want ErrBadReply", err)
 			}
@@ -413,7 +413,7 @@ func TestARequestThatNeverLeftIsSentAgain(t *testing.T) {
 	})
 	c := newClient(t, path, &Options{PoolSize: 1})
 	echo(t, c, `"first"`)
-	res, err := c.Call(callCtx(t, 5*time.Second), "m", nil)
+	res, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil)
 	if err != nil || string(res) != `"ok"` {
 		t.Errorf("second call = %s, %v; want it sent again", res, err)
 	}
@@ -444,7 +444,7 @@ func TestARequestANewConnectionCannotSendIsUnavailable(t *testing.T) {
 	}
 	<-shut // the request is written only now
 	req, _ := requestLine(1, "m", nil)
-	_, unsent, err := c.roundTrip(t.Context(), cn, 1, req)
+	_, unsent, err := c.roundTrip(t.Context(), cn, 1, req, nil)
 	close(done)
 	if !unsent || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "closed the connection before the request was sent") {
 		t.Errorf("roundTrip = unsent %v, %v; want unsent and ErrUnavailable", unsent, err)
@@ -494,7 +494,7 @@ func TestBlankLinesFromTheBackendAreSkipped(t *testing.T) {
 			})
 			c := newClient(t, path, &Options{PoolSize: 1})
 			for i := range 3 {
-				res, err := c.Call(callCtx(t, 5*time.Second), "m", nil)
+				res, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil)
 				if err != nil || string(res) != `"ok"` {
 					t.Fatalf("call %d = %s, %v; want \"ok\"", i, res, err)
 				}
@@ -536,7 +536,7 @@ func TestWhatTheBackendSendsBesidesTheReply(t *testing.T) {
 			})
 			c := newClient(t, path, nil)
 			for range 2 {
-				if res, err := c.Call(callCtx(t, 5*time.Second), "m", nil); err != nil || string(res) != "1" {
+				if res, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil); err != nil || string(res) != "1" {
 					t.Fatalf("Call = %s, %v", res, err)
 				}
 			}
@@ -595,7 +595,7 @@ func TestAReplyToAnotherIDIsABadReply(t *testing.T) {
 			})
 			c := newClient(t, path, &Options{PoolSize: 1})
 			echo(t, c, `"ok"`)
-			_, err := c.Call(callCtx(t, 5*time.Second), "m", nil)
+			_, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil)
 			if !errors.Is(err, ErrBadReply) || !strings.Contains(err.Error(), tt.text) {
 				t.Errorf("err = %v, want ErrBadReply containing %q", err, tt.text)
 			}
@@ -618,7 +618,7 @@ func TestALateReplyIsNeverReadByTheNextCall(t *testing.T) {
 		return r.Params, nil
 	})
 	c := newClient(t, s.Path, &Options{PoolSize: 1})
-	_, err := c.Call(callCtx(t, 50*time.Millisecond), "m", jsontext.Value(`"slow"`))
+	_, err := c.Call(callCtx(t, 50*time.Millisecond), "m", jsontext.Value(`"slow"`), nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
@@ -645,7 +645,7 @@ func TestCancellationReturnsPromptlyAndHangsUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Call(ctx, "m", jsontext.Value(`"hang"`))
+		_, err := c.Call(ctx, "m", jsontext.Value(`"hang"`), nil)
 		done <- err
 	}()
 	<-started
@@ -661,7 +661,7 @@ func TestADoneContextSendsNothing(t *testing.T) {
 	s := sockettest.NewServer(t, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := newClient(t, s.Path, nil).Call(ctx, "m", nil); !errors.Is(err, context.Canceled) {
+	if _, err := newClient(t, s.Path, nil).Call(ctx, "m", nil, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 	if got := s.Accepted(); got != 0 {
@@ -683,7 +683,7 @@ func TestDeadlines(t *testing.T) {
 	})
 	c := newClient(t, s.Path, &Options{PoolSize: 1})
 	start := time.Now()
-	_, err := c.Call(callCtx(t, 100*time.Millisecond), "m", jsontext.Value(`"hang"`))
+	_, err := c.Call(callCtx(t, 100*time.Millisecond), "m", jsontext.Value(`"hang"`), nil)
 	<-started
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for the backend") {
 		t.Errorf("err = %v, want a timeout waiting for the backend", err)
@@ -696,11 +696,11 @@ func TestDeadlines(t *testing.T) {
 	// at the deadline too.
 	hung := make(chan error, 1)
 	go func() {
-		_, err := c.Call(callCtx(t, 500*time.Millisecond), "m", jsontext.Value(`"hang"`))
+		_, err := c.Call(callCtx(t, 500*time.Millisecond), "m", jsontext.Value(`"hang"`), nil)
 		hung <- err
 	}()
 	<-started
-	_, err = c.Call(callCtx(t, 100*time.Millisecond), "m", jsontext.Value(`"next"`))
+	_, err = c.Call(callCtx(t, 100*time.Millisecond), "m", jsontext.Value(`"next"`), nil)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "free backend connection") {
 		t.Errorf("err = %v, want a timeout waiting for a connection", err)
 	}
@@ -709,12 +709,12 @@ func TestDeadlines(t *testing.T) {
 	}
 
 	ctx := callCtx(t, 200*time.Millisecond)
-	if res, err := c.Call(ctx, "m", jsontext.Value(`"ok"`)); err != nil || string(res) != `"ok"` {
+	if res, err := c.Call(ctx, "m", jsontext.Value(`"ok"`), nil); err != nil || string(res) != `"ok"` {
 		t.Errorf("Call = %s, %v", res, err)
 	}
 	accepted := s.Accepted()
 	<-ctx.Done()
-	if res, err := c.Call(t.Context(), "m", jsontext.Value(`"later"`)); err != nil || string(res) != `"later"` {
+	if res, err := c.Call(t.Context(), "m", jsontext.Value(`"later"`), nil); err != nil || string(res) != `"later"` {
 		t.Errorf("Call on a connection whose last deadline passed = %s, %v", res, err)
 	}
 	if got := s.Accepted(); got != accepted {
@@ -748,7 +748,7 @@ func TestBackendDownThenUp(t *testing.T) {
 	c := newClient(t, s.Path, nil)
 	echo(t, c, `1`)
 	s.Stop()
-	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil); !errors.Is(err, ErrUnavailable) {
+	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("backend down: err = %v, want ErrUnavailable", err)
 	}
 	s.Start()
@@ -779,11 +779,11 @@ func TestIdleConnectionsAreCheckedBeforeUse(t *testing.T) {
 		return false
 	})
 	c := newClient(t, path, nil)
-	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil); err != nil {
+	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	<-halfClosed
-	if res, err := c.Call(callCtx(t, 5*time.Second), "m", nil); err != nil || string(res) != `"ok"` {
+	if res, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil); err != nil || string(res) != `"ok"` {
 		t.Fatalf("call on a half-closed idle connection = %s, %v; want a new connection", res, err)
 	}
 	mu.Lock()
@@ -855,12 +855,12 @@ func TestClose(t *testing.T) {
 	c := New(s.Path, &Options{PoolSize: 1})
 	inFlight, waiting := make(chan error, 1), make(chan error, 1)
 	go func() {
-		_, err := c.Call(t.Context(), "m", nil)
+		_, err := c.Call(t.Context(), "m", nil, nil)
 		inFlight <- err
 	}()
 	<-started
 	go func() {
-		_, err := c.Call(t.Context(), "m", nil) // waits for the one connection
+		_, err := c.Call(t.Context(), "m", nil, nil) // waits for the one connection
 		waiting <- err
 	}()
 	if err := c.Close(); err != nil {
@@ -872,7 +872,7 @@ func TestClose(t *testing.T) {
 	if err := <-waiting; !errors.Is(err, ErrClosed) {
 		t.Errorf("waiting call: err = %v, want ErrClosed", err)
 	}
-	if _, err := c.Call(t.Context(), "m", nil); !errors.Is(err, ErrClosed) {
+	if _, err := c.Call(t.Context(), "m", nil, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("call after Close: err = %v, want ErrClosed", err)
 	}
 	if err := c.Close(); err != nil {
@@ -890,7 +890,7 @@ func TestAHugeReplyIsNotBuffered(t *testing.T) {
 	c := newClient(t, s.Path, &Options{MaxReplySize: 256 << 10})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := c.Call(callCtx(t, 5*time.Second), "m", nil)
+	_, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrBadReply) {
 		t.Fatalf("err = %v, want ErrBadReply", err)
@@ -921,7 +921,7 @@ func TestALargeRequestTheBackendDoesNotReadTimesOut(t *testing.T) {
 	c := newClient(t, path, nil)
 	params := jsontext.Value(`"` + strings.Repeat("x", 8<<20) + `"`)
 	start := time.Now()
-	_, err = c.Call(callCtx(t, 200*time.Millisecond), "m", params)
+	_, err = c.Call(callCtx(t, 200*time.Millisecond), "m", params, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want a timeout", err)
 	}
@@ -956,7 +956,7 @@ func TestPeerChecks(t *testing.T) {
 		if err := os.Lchown(s.Path, 12345, 12345); err != nil {
 			t.Skip(err)
 		}
-		_, err := newClient(t, s.Path, nil).Call(callCtx(t, 5*time.Second), "m", nil)
+		_, err := newClient(t, s.Path, nil).Call(callCtx(t, 5*time.Second), "m", nil, nil)
 		want := "backend unavailable at " + s.Path + ": socket is owned by uid 12345, not you (uid 0); refusing"
 		if !errors.Is(err, ErrUnavailable) || err.Error() != want {
 			t.Errorf("err = %v, want %q", err, want)
@@ -972,5 +972,56 @@ func TestCheckPeerUID(t *testing.T) {
 	err := checkPeerUID(0, 501)
 	if want := "the backend process runs as uid 0, not you (uid 501); refusing"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
+	}
+}
+
+// counting is a Call that counts what Grow is given, and fails once more
+// than limit bytes are asked for (0: no limit).
+type counting struct {
+	mu    sync.Mutex
+	grown int
+	limit int
+}
+
+func (c *counting) Grow(ctx context.Context, n int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limit > 0 && c.grown+n > c.limit {
+		return context.Canceled
+	}
+	c.grown += n
+	return nil
+}
+
+// A reply is counted with its call's Grow as it is read, every byte of
+// it; a call whose Grow fails stops reading, and its connection is not
+// used again.
+func TestAReplyIsCountedWithItsCall(t *testing.T) {
+	result := `"` + strings.Repeat("x", 1<<20) + `"`
+	srv := sockettest.NewServer(t, returns(result))
+	c := newClient(t, srv.Path, nil)
+
+	var all counting
+	res, err := c.Call(callCtx(t, 5*time.Second), "m", nil, &all)
+	if err != nil || len(res) != len(result) {
+		t.Fatalf("Call = %d bytes, %v; want the result", len(res), err)
+	}
+	if all.grown < len(result) || all.grown > len(result)+100 {
+		t.Errorf("counted %d bytes of a reply of %d bytes and its envelope", all.grown, len(result))
+	}
+
+	short := counting{limit: 64 << 10}
+	if _, err := c.Call(callCtx(t, 5*time.Second), "m", nil, &short); err == nil {
+		t.Fatal("a call whose Grow failed returned the result")
+	}
+	if short.grown > short.limit {
+		t.Errorf("counted %d bytes past a limit of %d", short.grown, short.limit)
+	}
+	accepted := srv.Accepted()
+	if res, err := c.Call(callCtx(t, 5*time.Second), "m", nil, nil); err != nil || len(res) != len(result) {
+		t.Fatalf("the next call: %d bytes, %v", len(res), err)
+	}
+	if srv.Accepted() != accepted+1 {
+		t.Errorf("the connection of the failed read was used again")
 	}
 }

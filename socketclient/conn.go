@@ -179,7 +179,7 @@ func (cn *conn) usable() bool {
 // roundTrip sends one request line on cn and reads the reply to id, then
 // pools cn or closes it. On failure, unsent reports that no byte of the
 // request reached the socket, so the backend cannot have acted on it.
-func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req net.Buffers) (res jsontext.Value, unsent bool, err error) {
+func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req net.Buffers, call Call) (res jsontext.Value, unsent bool, err error) {
 	// The connection goes back to the pool only after a complete reply,
 	// a result or an *RPCError, and only if the context's end did not
 	// touch its deadline.
@@ -206,7 +206,7 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req net.Buf
 		}
 		return nil, false, fmt.Errorf("%w: connection lost after %d of the request's %d bytes were sent: %w", ErrBadReply, n, size, describe(err))
 	}
-	res, err = c.readReply(ctx, cn, id)
+	res, err = c.readReply(ctx, cn, id, call)
 	// If stop reports the AfterFunc already ran, it may set a past deadline
 	// at any moment, even on the next call's turn: such a connection is
 	// never reused, whatever the outcome.
@@ -220,15 +220,14 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req net.Buf
 }
 
 // readReply reads lines until the reply to id, skipping blank lines and
-// notifications, counting their bytes against ctx's budget. It returns the
-// result or an *RPCError, or another error.
-func (c *Client) readReply(ctx context.Context, cn *conn, id uint64) (jsontext.Value, error) {
-	budget := budgetOf(ctx)
+// notifications, counting their bytes with call's Grow (none when call is
+// nil). It returns the result or an *RPCError, or another error.
+func (c *Client) readReply(ctx context.Context, cn *conn, id uint64, call Call) (jsontext.Value, error) {
 	grow := func(n int) error {
-		if budget == nil {
+		if call == nil {
 			return nil
 		}
-		return budget.Grow(ctx, n)
+		return call.Grow(ctx, n)
 	}
 	for {
 		line, err := readLine(cn.r, c.opts.MaxReplySize, grow)

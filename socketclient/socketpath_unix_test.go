@@ -29,7 +29,7 @@ func TestWhatIsAtTheSocketPathIsNamed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newClient(t, tt.path, nil).Call(callCtx(t, 5*time.Second), "m", nil)
+			_, err := newClient(t, tt.path, nil).Call(callCtx(t, 5*time.Second), "m", nil, nil)
 			var got *SocketPathError
 			if !errors.As(err, &got) || *got != tt.want {
 				t.Fatalf("err = %v, want one wrapping %q", err, &tt.want)

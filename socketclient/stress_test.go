@@ -60,7 +60,7 @@ func TestConcurrentCallsGetTheirOwnReplies(t *testing.T) {
 							timeout = 20 * time.Millisecond
 						}
 						ctx, cancel := context.WithTimeout(t.Context(), timeout)
-						res, err := c.Call(ctx, "echo", jsontext.Value(params))
+						res, err := c.Call(ctx, "echo", jsontext.Value(params), nil)
 						cancel()
 						if err == nil {
 							ok.Add(1)

@@ -69,23 +69,23 @@ func TestTheAuditLogRecordsWhatHappened(t *testing.T) {
 
 	es := auditEntries(t, log)
 	type seen struct {
-		Name, Method, Outcome, Client, Protocol, Transport string
-		Code                                               int64
-		Keys                                               string
+		Name, Method, Outcome, Client, Protocol, Transport, Principal string
+		Code                                                          int64
+		Keys                                                          string
 	}
 	var got []seen
 	for _, e := range es {
-		s := seen{e.Name, e.Method, e.Outcome, e.Client + " " + e.ClientVersion, e.ProtocolVersion, e.Transport, 0, strings.Join(e.ArgKeys, ",")}
+		s := seen{e.Name, e.Method, e.Outcome, e.Client + " " + e.ClientVersion, e.ProtocolVersion, e.Transport, e.Principal, 0, strings.Join(e.ArgKeys, ",")}
 		if e.Code != nil {
 			s.Code = *e.Code
 		}
 		got = append(got, s)
 	}
 	want := []seen{
-		{"tairseach_notes_create", "notes.create", "ok", "e2e 1", "2025-11-25", "stdio", 0, "title"},
-		{"tairseach_notes_fail", "secrets.read", "backend_error", "e2e 1", "2025-11-25", "stdio", -32011, ""},
-		{"tairseach_notes_create", "notes.create", "invalid_arguments", "e2e 1", "2025-11-25", "stdio", 0, "title"},
-		{"tairseach_notes_create", "notes.create", "unavailable", "e2e 1", "2026-07-28", "stdio", 0, "title"},
+		{"tairseach_notes_create", "notes.create", "ok", "e2e 1", "2025-11-25", "stdio", "process", 0, "title"},
+		{"tairseach_notes_fail", "secrets.read", "backend_error", "e2e 1", "2025-11-25", "stdio", "process", -32011, ""},
+		{"tairseach_notes_create", "notes.create", "invalid_arguments", "e2e 1", "2025-11-25", "stdio", "process", 0, "title"},
+		{"tairseach_notes_create", "notes.create", "unavailable", "e2e 1", "2026-07-28", "stdio", "process", 0, "title"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("entries %+v, want %+v", got, want)

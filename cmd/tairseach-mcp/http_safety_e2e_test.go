@@ -8,13 +8,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -99,7 +102,8 @@ func TestHTTPTokenAndNamedOrigins(t *testing.T) {
 	const token, wrong = "tok-7d1e0b5a9c", "tok-00000wrong"
 	be := backend(t)
 	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
-	cmd := bridgeCmd(dir, be.Path, "--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "trace")
+	auditLog := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := bridgeCmd(dir, be.Path, "--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "trace", "--audit-log", auditLog)
 	cmd.Env = append(cmd.Env, "TAIRSEACH_AUTH_TOKEN="+token, "TAIRSEACH_ALLOWED_ORIGINS=https://app.example,https://other.example", "TAIRSEACH_ALLOWED_HOSTS=bridge.lan")
 	b := startHTTP(t, cmd)
 	if !strings.Contains(b.log(), "(loopback only, bearer token required, 2 more origins allowed)") {
@@ -154,6 +158,20 @@ func TestHTTPTokenAndNamedOrigins(t *testing.T) {
 	}
 	if !strings.Contains(log, "request refused") || !strings.Contains(log, "backend request") {
 		t.Errorf("the trace log lacks the refusals or the calls:\n%s", log)
+	}
+	// Each call is recorded as the token's holder's, named by a digest.
+	sum := sha256.Sum256([]byte(token))
+	es := auditEntries(t, auditLog)
+	if len(es) != 4 {
+		t.Errorf("%d audit entries, want one per call (4)", len(es))
+	}
+	for _, e := range es {
+		if want := "token:" + hex.EncodeToString(sum[:8]); e.Principal != want {
+			t.Errorf("an entry's principal is %q, want %q", e.Principal, want)
+		}
+	}
+	if data, _ := os.ReadFile(auditLog); bytes.Contains(data, []byte(token)) {
+		t.Error("the token is in the audit log")
 	}
 }
 

@@ -3,11 +3,14 @@ package mcphttp
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/tairseach/tairseach-mcp/protocol"
 )
 
 // Guard decides who may use the endpoint. It is the one place the
@@ -126,4 +129,16 @@ func tokenKey(r *http.Request) string {
 	}
 	sum := sha256.Sum256([]byte(h))
 	return string(sum[:])
+}
+
+// tokenPrincipal returns the principal of a request that carried a bearer
+// token, named by a digest of the token (never the token), and false for
+// a request without one.
+func tokenPrincipal(r *http.Request) (protocol.Principal, bool) {
+	token, ok := bearer(r.Header.Get("Authorization"))
+	if !ok || token == "" {
+		return protocol.Principal{}, false
+	}
+	sum := sha256.Sum256([]byte(token))
+	return protocol.Principal{Kind: protocol.PrincipalToken, ID: hex.EncodeToString(sum[:8])}, true
 }

@@ -226,7 +226,12 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte
 		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many open subscriptions/listen streams; try again later")
 		return
 	}
-	ps := h.srv.NewSession("http", dropping{})
+	// Its principal is the token's holder, else the connection.
+	who, ok := tokenPrincipal(r)
+	if !ok {
+		who = protocol.Principal{Kind: protocol.PrincipalConnection, ID: r.RemoteAddr}
+	}
+	ps := h.srv.NewSession(dropping{}, protocol.SessionOptions{Transport: "http", Principal: who})
 	if !h.track(ps) {
 		ps.Close()
 		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "the server is shutting down")

@@ -52,13 +52,14 @@ var toolSet = protocol.NewToolSet([]protocol.Tool{
 	{Name: "log", Description: "Logs, then answers.", InputSchema: jsontext.Value(`{"type":"object"}`)},
 	{Name: "big", Description: "Answers n bytes.", InputSchema: jsontext.Value(`{"type":"object"}`)},
 	{Name: "naïve", Description: "A name that is not ASCII.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	{Name: "who", Description: "Answers its call's principal.", InputSchema: jsontext.Value(`{"type":"object"}`)},
 })
 
 func (f *fakeTools) Tools() *protocol.ToolSet { return toolSet }
 
 func (f *fakeTools) open() { f.once.Do(func() { close(f.release) }) }
 
-func (f *fakeTools) CallTool(ctx context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+func (f *fakeTools) CallTool(ctx context.Context, call *protocol.Call, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	switch req.Name {
 	case "echo", "naïve":
 		return protocol.TextResult(string(req.Arguments), false), nil
@@ -76,8 +77,10 @@ func (f *fakeTools) CallTool(ctx context.Context, req *protocol.CallToolRequest)
 			f.cancelled <- req.Name
 			return protocol.TextResult("cancelled", true), nil
 		}
+	case "who":
+		return protocol.TextResult(call.Principal().String(), false), nil
 	case "log":
-		protocol.ClientLog(ctx, protocol.LevelWarning, "test", "about to answer")
+		call.Log(protocol.LevelWarning, "test", "about to answer")
 		return protocol.TextResult("logged", false), nil
 	case "big":
 		var args struct{ N int }

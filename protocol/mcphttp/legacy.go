@@ -72,7 +72,9 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte
 
 func (h *Handler) newSession(r *http.Request) *session {
 	out := &stream{}
-	return &session{id: newID(), token: tokenKey(r), ps: h.srv.NewSession("http", out), out: out}
+	// Its principal is the token's holder, else the session itself.
+	who, _ := tokenPrincipal(r)
+	return &session{id: newID(), token: tokenKey(r), ps: h.srv.NewSession(out, protocol.SessionOptions{Transport: "http", Principal: who}), out: out}
 }
 
 // get serves the GET stream of a legacy session: the messages of the

@@ -36,7 +36,7 @@ var mirrorSet = protocol.NewToolSet([]protocol.Tool{
 
 func (m *mirrorTools) Tools() *protocol.ToolSet { return mirrorSet }
 
-func (m *mirrorTools) CallTool(_ context.Context, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+func (m *mirrorTools) CallTool(_ context.Context, _ *protocol.Call, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	m.calls.Add(1)
 	return protocol.TextResult(string(req.Arguments), false), nil
 }

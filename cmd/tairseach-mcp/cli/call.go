@@ -84,8 +84,9 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, 
 		}
 	}
 	// The audit log records this call as the call command's.
-	res, err := toolProvider(opts, reg).CallTool(ctx, &protocol.CallToolRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion,
-		ClientName: "tairseach-mcp call", ClientVersion: version(), Transport: "cli", Ask: askOnTerminal(e, yes, len(args) == 2 && args[1] == "-")})
+	call := protocol.NewCall(protocol.CallOptions{Client: protocol.ClientInfo{Name: "tairseach-mcp call", Version: version()}, Transport: "cli",
+		Ask: askOnTerminal(e, yes, len(args) == 2 && args[1] == "-")})
+	res, err := toolProvider(opts, reg).CallTool(ctx, call, &protocol.CallToolRequest{Name: name, Arguments: arguments})
 	if err != nil {
 		// CallTool fails only for a name no tool answers to.
 		return unknownToolError{fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)}

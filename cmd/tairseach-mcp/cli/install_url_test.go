@@ -242,6 +242,6 @@ func TestDoctorChecksURLEntries(t *testing.T) {
 type noTools struct{}
 
 func (noTools) Tools() *protocol.ToolSet { return protocol.NewToolSet(nil) }
-func (noTools) CallTool(context.Context, *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+func (noTools) CallTool(context.Context, *protocol.Call, *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	return nil, protocol.ErrInvalidParams
 }

@@ -42,8 +42,8 @@ func runRead(ctx context.Context, e *env, opts *options, uri string, asJSON bool
 		return err
 	}
 	defer done()
-	res, err := reg.ReadResource(ctx, &protocol.ReadResourceRequest{URI: uri, ProtocolVersion: protocol.LatestLegacyVersion,
-		ClientName: "tairseach-mcp read", ClientVersion: version(), Transport: "cli"})
+	call := protocol.NewCall(protocol.CallOptions{Client: protocol.ClientInfo{Name: "tairseach-mcp read", Version: version()}, Transport: "cli"})
+	res, err := reg.ReadResource(ctx, call, &protocol.ReadResourceRequest{URI: uri})
 	if err != nil {
 		msg := protocol.WireError(err).Message
 		if errors.Is(err, protocol.ErrResourceNotFound) {
@@ -131,8 +131,8 @@ func runPrompt(ctx context.Context, e *env, opts *options, name string, args []s
 	if name, err = resolvePrompt(reg.Snapshot(), opts.prefix, name); err != nil {
 		return err
 	}
-	res, err := reg.GetPrompt(ctx, &protocol.GetPromptRequest{Name: name, Arguments: arguments, ProtocolVersion: protocol.LatestLegacyVersion,
-		ClientName: "tairseach-mcp prompt", ClientVersion: version(), Transport: "cli"})
+	call := protocol.NewCall(protocol.CallOptions{Client: protocol.ClientInfo{Name: "tairseach-mcp prompt", Version: version()}, Transport: "cli"})
+	res, err := reg.GetPrompt(ctx, call, &protocol.GetPromptRequest{Name: name, Arguments: arguments})
 	if err != nil {
 		return failed(e, protocol.WireError(err).Message)
 	}

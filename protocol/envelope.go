@@ -1,0 +1,80 @@
+package protocol
+
+import (
+	"bytes"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Envelope is what a transport may need to know of a message before it
+// hands it to a session: its kind, method and the params it routes by.
+type Envelope struct {
+	// Method is the request's or notification's method; "" for a
+	// response from the client.
+	Method string
+	// Request reports a message that gets a response: a request, or a
+	// batch holding one.
+	Request bool
+	// ID is a request's id, as sent.
+	ID jsontext.Value
+	// Batch reports a JSON array of messages.
+	Batch bool
+	// Name is params.name (tools/call, prompts/get) or params.uri
+	// (resources/read).
+	Name string
+	// ProtocolVersion is params._meta's io.modelcontextprotocol/protocolVersion.
+	ProtocolVersion string
+	// MetaErr is, for a request whose ProtocolVersion is a modern one,
+	// why the rest of its _meta is malformed (-32602), or nil. Handle
+	// answers such a request with this error; HTTP answers it 400 Bad
+	// Request, so it needs to know first.
+	MetaErr error
+}
+
+// Inspect reads msg's envelope, with the rules Handle uses. An error is
+// one the message's response would carry: the message is not JSON, not a
+// JSON-RPC message, or has invalid params.
+func Inspect(msg []byte) (Envelope, error) {
+	var env Envelope
+	if msg = bytes.TrimSpace(msg); len(msg) > 0 && msg[0] == '[' {
+		var elems []jsontext.Value
+		if err := json.Unmarshal(msg, &elems, lenient, jsontext.AllowDuplicateNames(true)); err != nil {
+			return env, &Error{Code: CodeParseError, Message: describe(err)}
+		}
+		env.Batch = true
+		for _, e := range elems {
+			rq, ignore, _, err := decodeMessage(e)
+			if err != nil || !ignore && rq.reply == nil && rq.id != nil {
+				env.Request = true
+			}
+		}
+		return env, nil
+	}
+	rq, ignore, _, err := decodeMessage(msg)
+	if err != nil {
+		return env, WireError(err)
+	}
+	if ignore || rq.reply != nil {
+		return env, nil // a response, or a notification MCP cannot read
+	}
+	env.Method, env.Request, env.ID = rq.method, rq.id != nil, rq.id
+	if rq.params != nil {
+		var p struct {
+			Name string      `json:"name"`
+			URI  string      `json:"uri"`
+			Meta requestMeta `json:"_meta"`
+		}
+		opts := json.JoinOptions(jsontext.AllowInvalidUTF8(rq.lenient), json.RejectUnknownMembers(false))
+		if err := json.Unmarshal(rq.params, &p, opts); err == nil {
+			env.Name, env.ProtocolVersion = p.Name, p.Meta.ProtocolVersion
+			if env.Method == "resources/read" {
+				env.Name = p.URI
+			}
+			if IsModernVersion(env.ProtocolVersion) {
+				_, env.MetaErr = p.Meta.checkModern(env.Method)
+			}
+		}
+	}
+	return env, nil
+}
