@@ -101,11 +101,10 @@ func (f *flight) run(ctx context.Context) {
 		ran := false
 		select {
 		case ss.sem <- struct{}{}:
-			select {
-			case ss.srv.running <- struct{}{}: // the server's slots, shared by its sessions
+			// The server's slots, shared fairly by its sessions' principals.
+			if ss.srv.running.Acquire(ctx, ss.principal) == nil {
 				resp, ran = answer(), true
-				<-ss.srv.running
-			case <-ctx.Done():
+				ss.srv.running.Release(ss.principal)
 			}
 			<-ss.sem
 		case <-ctx.Done():

@@ -62,7 +62,8 @@ type Server struct {
 	// back on the client.
 	MaxInFlight int
 	// MaxTotalInFlight bounds the tool calls running at once in all
-	// sessions together (default: MaxInFlight, which suits one session).
+	// sessions together (default: MaxInFlight, which suits one session),
+	// shared fairly among their principals (see FairShare).
 	MaxTotalInFlight int
 	// MaxHeldBytes bounds the bytes a session holds on behalf of its
 	// requests (default 64 MiB): their arguments, the backend's replies
@@ -95,9 +96,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
-	budget   *budget       // the total, made by the first session
-	running  chan struct{} // a slot per call running in any session; made with budget
-	states   *inputStates  // made at first use
+	budget   *budget      // the total, made by the first session
+	running  *FairShare   // the calls running in all sessions; made with budget
+	states   *inputStates // made at first use
 }
 
 // inputStates returns the server's issuer of 2026-07-28 requestStates.
@@ -117,7 +118,7 @@ func (s *Server) total() *budget {
 	if s.budget == nil {
 		limit := orDefault(s.MaxTotalHeldBytes, orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes))
 		s.budget = newBudget(int64(limit), nil)
-		s.running = make(chan struct{}, orDefault(s.MaxTotalInFlight, orDefault(s.MaxInFlight, DefaultMaxInFlight)))
+		s.running = NewFairShare(orDefault(s.MaxTotalInFlight, orDefault(s.MaxInFlight, DefaultMaxInFlight)), nil)
 	}
 	return s.budget
 }

@@ -115,7 +115,7 @@ func (r *Registry) run(ctx context.Context, call *protocol.Call, e *Entry, args 
 		return c
 	}
 	r.log.Trace().Str("tool", e.Name).RawJSON("arguments", args).Msg("backend request")
-	result, err := r.opts.Backend.Call(ctx, e.Method, args, call)
+	result, err := r.callBackend(ctx, call, e.Method, args)
 	if err != nil {
 		c.res, c.outcome = r.failure(ctx, call, e, err)
 		c.backendErr = err
@@ -124,6 +124,19 @@ func (r *Registry) run(ctx context.Context, call *protocol.Call, e *Entry, args 
 	r.log.Trace().Str("tool", e.Name).RawJSON("result", result).Msg("backend result")
 	c.res, c.outcome = r.success(ctx, call, e, schemas.out, result)
 	return c
+}
+
+// callBackend calls method with params for call, within its principal's
+// fair share of the backend's connections: while other principals wait,
+// one holds at most its share, and a connection that comes free goes to
+// the next in turn.
+func (r *Registry) callBackend(ctx context.Context, call *protocol.Call, method string, params jsontext.Value) (jsontext.Value, error) {
+	who := call.Principal()
+	if err := r.connections.Acquire(ctx, who); err != nil {
+		return nil, fmt.Errorf("waiting for a free backend connection: %w", err)
+	}
+	defer r.connections.Release(who)
+	return r.opts.Backend.Call(ctx, method, params, call)
 }
 
 // checkArguments checks a call's arguments against the tool's input

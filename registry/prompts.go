@@ -165,7 +165,7 @@ func (r *Registry) Complete(ctx context.Context, call *protocol.Call, req *proto
 	defer cancel()
 	params, _ := json.Marshal(completeParams{req.Argument, req.Value, req.Context}, json.Deterministic(true))
 	start := time.Now()
-	result, err := r.opts.Backend.Call(ctx, method, params, call)
+	result, err := r.callBackend(ctx, call, method, params)
 	outcome := outcomeOK
 	defer func() {
 		r.log.Debug().Str("complete", what).Str("argument", req.Argument).Str("backend_method", method).

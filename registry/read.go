@@ -188,7 +188,7 @@ func (r *Registry) callForContents(ctx context.Context, call *protocol.Call, uri
 		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "No backend is configured for this bridge."}
 	}
 	r.log.Trace().Str("uri", logURI(uri)).RawJSON("params", params).Msg("backend request")
-	result, err := r.opts.Backend.Call(ctx, method, params, call)
+	result, err := r.callBackend(ctx, call, method, params)
 	if err != nil {
 		var msg string
 		msg, did.outcome = r.backendFailure(ctx, call, "uri", logURI(uri), method, "read the resource again", err)

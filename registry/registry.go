@@ -6,6 +6,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"runtime"
@@ -52,6 +53,10 @@ type Options struct {
 	Confirm Confirm
 	// Backend runs the tools. Required for CallTool.
 	Backend Caller
+	// Connections is how many backend calls run at once: the socket
+	// client's connections, shared fairly among the principals that call
+	// (see protocol.FairShare; default socketclient.DefaultPoolSize).
+	Connections int
 	// BackendAddr names the backend in messages to the model (the socket path).
 	BackendAddr string
 	// CallTimeout bounds one call, its checks and the backend's answer
@@ -114,11 +119,12 @@ type Registry struct {
 	reload sync.Mutex
 	files  map[string]*fileState
 
-	decoder      *manifest.Decoder  // of arguments and results, within opts.Limits
-	unasked      sync.Map           // manifest tool names logged as running unconfirmed
-	largeChecks  chan struct{}      // a slot per processor for checks of large values
-	loaded       chan struct{}      // closed when the first load is done
-	walkProblems []manifest.Problem // found walking the folders at the last reload
+	decoder      *manifest.Decoder   // of arguments and results, within opts.Limits
+	unasked      sync.Map            // manifest tool names logged as running unconfirmed
+	largeChecks  chan struct{}       // a slot per processor for checks of large values
+	connections  *protocol.FairShare // the backend calls running, by principal
+	loaded       chan struct{}       // closed when the first load is done
+	walkProblems []manifest.Problem  // found walking the folders at the last reload
 }
 
 // Changes says which of the lists clients see a reload changed.
@@ -152,6 +158,7 @@ func (st *fileState) holds(sum [sha256.Size]byte) bool {
 func New(opts Options) *Registry {
 	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{}), decoder: opts.Limits.Decoder(),
 		largeChecks: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	r.connections = protocol.NewFairShare(cmp.Or(opts.Connections, socketclient.DefaultPoolSize), nil)
 	if opts.Logger != nil {
 		r.log = *opts.Logger
 	} else {

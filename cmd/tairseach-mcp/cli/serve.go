@@ -175,6 +175,7 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		Filter:      opts.filter(),
 		Confirm:     opts.confirmPolicy,
 		Backend:     backend,
+		Connections: opts.poolSize,
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
 		Limits:      opts.limits,
