@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
 )
 
 // askingTools has t_delete, which asks the user first and counts the
@@ -77,6 +79,13 @@ func TestInputRequiredRoundTrip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var done atomic.Int32
 		srv := newTestServer(askingTools(&done))
+		var mu sync.Mutex
+		var refusals []string
+		srv.Refused = func(call *Call, req *CallToolRequest, reason string) {
+			mu.Lock()
+			refusals = append(refusals, req.Name+" "+reason)
+			mu.Unlock()
+		}
 		s := startSession(t, t.Context(), srv, ModernVersion)
 		args := `{"id":"n1","tags":["a","b"]}`
 		got := s.exchange(modernCall("1", "t_delete", args, ""))
@@ -125,6 +134,41 @@ func TestInputRequiredRoundTrip(t *testing.T) {
 		refused("an expired state", modernCall("12", "t_delete", args, answered(true)+`,"requestState":"`+again+`"`), "expired")
 		if done.Load() != 1 {
 			t.Errorf("the tool ran %d times, want once", done.Load())
+		}
+		s.close()
+		want := []string{"t_other other_call", "t_delete other_call", "t_delete forged", "t_delete forged", "t_delete replayed", "t_delete expired"}
+		if diff := cmp.Diff(want, refusals); diff != "" {
+			t.Errorf("the refusals told (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// A state is bound to the exact arguments it was issued for: numbers by
+// their exact decimal value, whatever their spelling, never up to a
+// double's precision.
+func TestAStateRunsOnlyItsExactArguments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var done atomic.Int32
+		s := startSession(t, t.Context(), newTestServer(askingTools(&done)), ModernVersion)
+		for i, tt := range []struct {
+			issued, sent string
+			runs         bool
+		}{
+			{`{"n":9007199254740992}`, `{"n":9007199254740993}`, false},
+			{`{"n":1}`, `{"n":1.0000000000000001}`, false},
+			{`{"n":0.1}`, `{"n":0.1000000000000000055511151231257827}`, false},
+			{`{"n":1}`, `{"n":1.0}`, true},
+			{`{"n":1}`, `{"n":1e0}`, true},
+			{`{"n":1500,"m":[-0.5]}`, `{ "m" : [ -5E-1 ], "n" : 1.5e3 }`, true},
+		} {
+			id := fmt.Sprint(10 + i)
+			_, state := inputRequired(t, s.exchange(modernCall(id, "t_delete", tt.issued, ""))[0])
+			before := done.Load()
+			got := s.exchange(modernCall(id+"1", "t_delete", tt.sent, answered(true)+`,"requestState":"`+state+`"`))
+			ran := done.Load() > before
+			if ran != tt.runs || !tt.runs && !strings.Contains(got[0], "issued for another call") {
+				t.Errorf("a state for %s, sent with %s: ran %v, want %v (%q)", tt.issued, tt.sent, ran, tt.runs, got)
+			}
 		}
 		s.close()
 	})

@@ -43,6 +43,11 @@ func Inspect(msg []byte) (Envelope, error) {
 			return env, &Error{Code: CodeParseError, Message: describe(err)}
 		}
 		env.Batch = true
+		if len(elems) == 0 {
+			// Answered whole, as a session answers it: there is no
+			// element to answer.
+			return env, &Error{Code: CodeInvalidRequest, Message: "empty batch"}
+		}
 		for _, e := range elems {
 			rq, ignore, _, err := decodeMessage(e)
 			if err != nil || !ignore && rq.reply == nil && rq.id != nil {

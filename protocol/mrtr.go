@@ -57,17 +57,19 @@ func newInputStates(ttl time.Duration) *inputStates {
 	return s
 }
 
-// argsDigest is the digest of a call's arguments in their canonical form
-// (RFC 8785), so that spacing and member order do not matter.
+// argsDigest is the digest of a call's arguments in their canonical form,
+// so that spacing, member order and the spelling of a number do not matter
+// but its exact value does (see canonical).
 func argsDigest(args jsontext.Value) (string, error) {
 	v := jsontext.Value("{}")
 	if t := bytes.TrimSpace(args); len(t) > 0 && string(t) != "null" {
-		v = bytes.Clone(t)
+		v = t
 	}
-	if err := v.Canonicalize(); err != nil {
+	c, err := canonical(v)
+	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(v)
+	sum := sha256.Sum256(c)
 	return hex.EncodeToString(sum[:]), nil
 }
 
@@ -94,12 +96,26 @@ func (s *inputStates) sign(payload []byte) []byte {
 	return m.Sum(nil)
 }
 
-// Why a requestState is refused.
+// Why a requestState is refused, as Server.Refused is told.
+const (
+	StateForged    = "forged"     // not one this server issued
+	StateExpired   = "expired"    // past its time
+	StateReplayed  = "replayed"   // redeemed already
+	StateOtherCall = "other_call" // issued for another tool or other arguments
+	StateTooMany   = "too_many"   // too many states redeemed of late to remember more
+)
+
+// stateError is the refusal of a requestState: its reason, and what the
+// client is told.
+type stateError struct{ reason, msg string }
+
+func (e *stateError) Error() string { return e.msg }
+
 var (
-	errStateForged   = errors.New("requestState is not one this server issued; call the tool again without it")
-	errStateExpired  = errors.New("requestState has expired; call the tool again without it to be asked anew")
-	errStateReused   = errors.New("requestState was used already; call the tool again without it to be asked anew")
-	errStateOtherUse = errors.New("requestState was issued for another call; send it only with the call that received it")
+	errStateForged   = &stateError{StateForged, "requestState is not one this server issued; call the tool again without it"}
+	errStateExpired  = &stateError{StateExpired, "requestState has expired; call the tool again without it to be asked anew"}
+	errStateReused   = &stateError{StateReplayed, "requestState was used already; call the tool again without it to be asked anew"}
+	errStateOtherUse = &stateError{StateOtherCall, "requestState was issued for another call; send it only with the call that received it"}
 )
 
 // redeem checks that state is one s issued for the call of name with
@@ -136,7 +152,7 @@ func (s *inputStates) redeem(state, method, name string, args jsontext.Value) er
 			}
 		}
 		if len(s.used) >= maxRedeemed {
-			return fmt.Errorf("too many confirmations answered in the last %s; try again shortly", s.ttl)
+			return &stateError{StateTooMany, fmt.Sprintf("too many confirmations answered in the last %s; try again shortly", s.ttl)}
 		}
 	}
 	s.used[st.Nonce] = st.Expiry
@@ -175,11 +191,15 @@ type inputRequiredResult struct {
 
 // modernAsker returns how a 2026-07-28 tools/call asks, or nil when
 // the client cannot elicit a form. A requestState in the request is
-// checked first: a refused one fails the request, and the tool provider
-// is not called.
-func (ss *Session) modernAsker(p *callParams, args jsontext.Value) (*modernAsk, error) {
+// checked first: a refused one fails the request, the tool provider is
+// not called, and Server.Refused is told why.
+func (ss *Session) modernAsker(call *Call, p *callParams, args jsontext.Value) (*modernAsk, error) {
 	if p.RequestState != nil {
 		if err := ss.srv.inputStates().redeem(*p.RequestState, "tools/call", p.Name, args); err != nil {
+			var se *stateError
+			if errors.As(err, &se) && ss.srv.Refused != nil {
+				ss.srv.Refused(call, &CallToolRequest{Name: p.Name, Arguments: args}, se.reason)
+			}
 			return nil, fmt.Errorf("%w: tools/call: %w", ErrInvalidParams, err)
 		}
 	}

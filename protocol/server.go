@@ -85,6 +85,13 @@ type Server struct {
 	// InputStateTTL is how long a 2026-07-28 client may take to answer a
 	// question the server asked in a result (default 5 min).
 	InputStateTTL time.Duration
+	// Refused, when set, is told of each tools/call the server refuses
+	// itself, before its tool provider is asked, because the
+	// requestState it carries (2026-07-28) was forged, has expired, was
+	// redeemed already or was issued for another call: reason is one of
+	// the State constants. The audit log records such attempts. It must
+	// not block.
+	Refused func(call *Call, req *CallToolRequest, reason string)
 	// ProgressInterval is the heartbeat period of notifications/progress
 	// for calls that carry a progress token (default 5 s; negative: off).
 	ProgressInterval time.Duration

@@ -76,7 +76,7 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 	switch {
 	case rq.modern:
 		var err error
-		if call.modern, err = ss.modernAsker(p, args); err != nil {
+		if call.modern, err = ss.modernAsker(call, p, args); err != nil {
 			return nil, err
 		}
 	case ss.elicitation.Load() && rq.shape() >= shapeStructured:

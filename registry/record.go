@@ -24,9 +24,10 @@ type called struct {
 	args       jsontext.Value           // the arguments, {} for none
 	res        *protocol.CallToolResult // nil when the call was refused as unknown
 	outcome    string
-	backendErr error // the backend's error, when it returned one
-	asked      asked // what the user was asked, when they were
-	err        error // protocol.ErrInputRequired: the question went out in the result
+	backendErr error  // the backend's error, when it returned one
+	asked      asked  // what the user was asked, when they were
+	refusal    string // why an answer to a confirmation was refused unread
+	err        error  // protocol.ErrInputRequired: the question went out in the result
 }
 
 // record adds one entry to the audit log, when there is one: who called
@@ -38,7 +39,7 @@ func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, st
 	}
 	ae := entryOf(call, start, audit.KindTool, req.Name)
 	ae.Outcome, ae.BytesIn, ae.BytesOut, ae.ArgKeys = c.outcome, len(req.Arguments), contentSize(c.res), audit.Keys(c.args)
-	ae.Confirmation, ae.Answer = c.asked.how, c.asked.answer
+	ae.Confirmation, ae.Answer, ae.Refusal = c.asked.how, c.asked.answer, c.refusal
 	var schema jsontext.Value
 	if c.entry != nil {
 		ae.ManifestName, ae.Method, schema = c.entry.Tool.Name, c.entry.Method, c.entry.Tool.InputSchema
@@ -48,6 +49,24 @@ func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, st
 		ae.Args, ae.ArgsCut = audit.Values(schema, c.args)
 	}
 	r.opts.Audit.Record(ae)
+}
+
+// RecordRefusal adds one entry to the audit log, when there is one, for a
+// tools/call the server refused before it reached the registry, because
+// the requestState it carried was not one to run on: reason says why
+// (protocol.StateForged, …). Its outcome is refused; the tool and its
+// arguments are recorded as for any call. It fits protocol.Server's
+// Refused.
+func (r *Registry) RecordRefusal(call *protocol.Call, req *protocol.CallToolRequest, reason string) {
+	if r.opts.Audit == nil {
+		return
+	}
+	args := objectArgs(req.Arguments)
+	c := called{args: args, outcome: outcomeRefused, asked: asked{how: "input_required"}, refusal: reason}
+	if e, ok := r.snap.Load().Lookup(req.Name); ok {
+		c.entry = e
+	}
+	r.record(call, req, time.Now(), c)
 }
 
 // contentSize is the size of a result as every client sees it: its

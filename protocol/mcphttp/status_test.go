@@ -45,6 +45,7 @@ func TestEveryStatusCode(t *testing.T) {
 		{name: "a request without a version header is served in the session's", session: "2025-06-18", body: request(2, "tools/list", ""), header: headers{"MCP-Protocol-Version": ""}, status: 200, ctype: json},
 		{name: "a batch in 2025-03-26 is answered as one array", session: "2025-03-26", body: "[" + request(2, "ping", "") + "," + call(3, "echo", `{}`) + "]", status: 200, ctype: json},
 		{name: "a batch of notifications in 2025-03-26 is 202", session: "2025-03-26", body: "[" + notification("notifications/cancelled", `{"requestId":9}`) + "]", status: 202, ctype: none},
+		{name: "an empty batch is 400, with stdio's -32600", session: "2025-03-26", body: "[]", status: 400, ctype: json, code: -32600},
 		{name: "a batch after 2025-03-26 is 400", session: "2025-11-25", body: "[" + request(2, "ping", "") + "]", status: 400, ctype: json, code: -32600},
 		{name: "a batch of notifications after 2025-03-26 is 400", session: "2025-06-18", body: "[" + notification("notifications/cancelled", `{"requestId":9}`) + "]", status: 400, ctype: json, code: -32600},
 		{name: "a body that is not JSON is 400", session: "2025-11-25", body: `{"jsonrpc":`, status: 400, ctype: json, code: -32700},

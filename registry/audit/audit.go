@@ -86,6 +86,11 @@ type Entry struct {
 	// cancelled, or asking failed).
 	Confirmation string `json:"confirmation,omitzero"`
 	Answer       string `json:"answer,omitzero"`
+	// Refusal says why an answer to a confirmation (a 2026-07-28
+	// requestState) was refused before it was read, the call not run:
+	// forged, expired, replayed, other_call (issued for another tool or
+	// other arguments), or too_many.
+	Refusal string `json:"refusal,omitzero"`
 	// BytesIn and BytesOut are the sizes of the arguments and of the
 	// result as the client sees them.
 	BytesIn  int `json:"bytes_in"`
@@ -132,9 +137,9 @@ func (e *Entry) clean() {
 		s   *string
 		max int
 	}{
-		{&e.Transport, maxClient}, {&e.Session, maxClient}, {&e.Client, maxClient}, {&e.ClientVersion, maxClient},
+		{&e.Transport, maxClient}, {&e.Session, maxClient}, {&e.Principal, maxClient}, {&e.Client, maxClient}, {&e.ClientVersion, maxClient},
 		{&e.ProtocolVersion, maxClient}, {&e.Name, maxName}, {&e.ManifestName, maxName}, {&e.Method, maxName},
-		{&e.Outcome, maxClient}, {&e.Confirmation, maxClient}, {&e.Answer, maxClient},
+		{&e.Outcome, maxClient}, {&e.Confirmation, maxClient}, {&e.Answer, maxClient}, {&e.Refusal, maxClient},
 	} {
 		*f.s = Clean(*f.s, f.max)
 	}

@@ -123,10 +123,12 @@ type ErrorCount struct {
 }
 
 // Confirmations count the calls the user was asked to confirm, and the
-// answers ("none": the entry has no answer).
+// answers ("none": the entry has no answer); and the answers refused
+// unread (a forged, expired, replayed or misused requestState), by why.
 type Confirmations struct {
-	Asked   int            `json:"asked"`
-	Answers map[string]int `json:"answers,omitzero"`
+	Asked    int            `json:"asked"`
+	Answers  map[string]int `json:"answers,omitzero"`
+	Refusals map[string]int `json:"refusals,omitzero"`
 }
 
 // Summarize reads the log at path and its rotated files (see Files) and
@@ -222,7 +224,7 @@ type errorKey struct {
 }
 
 func newTally() *tally {
-	return &tally{rows: map[string]*rowTally{}, clients: map[string]*rowTally{}, confirmations: Confirmations{Answers: map[string]int{}}}
+	return &tally{rows: map[string]*rowTally{}, clients: map[string]*rowTally{}, confirmations: Confirmations{Answers: map[string]int{}, Refusals: map[string]int{}}}
 }
 
 // chunk counts the lines of c.
@@ -264,7 +266,10 @@ func (t *tally) entry(e *Entry, f *Filter, w window) {
 		t.first = e.Time
 	}
 	t.last = max(t.last, e.Time)
-	if e.Confirmation != "" {
+	switch {
+	case e.Refusal != "":
+		t.confirmations.Refusals[e.Refusal]++
+	case e.Confirmation != "":
 		t.confirmations.Asked++
 		t.confirmations.Answers[cmp.Or(e.Answer, "none")]++
 	}
@@ -304,7 +309,7 @@ func (t *tally) row(m map[string]*rowTally, key, name string, e *Entry) *rowTall
 		}
 		r.errors[k]++
 	}
-	if e.Confirmation != "" {
+	if e.Confirmation != "" && e.Refusal == "" {
 		r.Asked++
 		if e.Answer != "accept" {
 			r.Refused++
@@ -346,6 +351,9 @@ func (t *tally) merge(o *tally) {
 	for a, n := range o.confirmations.Answers {
 		t.confirmations.Answers[a] += n
 	}
+	for r, n := range o.confirmations.Refusals {
+		t.confirmations.Refusals[r] += n
+	}
 	t.dropped += o.dropped
 	t.truncated += o.truncated
 	t.foreign += o.foreign
@@ -353,6 +361,9 @@ func (t *tally) merge(o *tally) {
 
 func (t *tally) summary() *Summary {
 	s := &Summary{First: t.first, Last: t.last, Confirmations: t.confirmations, Dropped: t.dropped, Truncated: t.truncated, Foreign: t.foreign}
+	if len(s.Confirmations.Refusals) == 0 {
+		s.Confirmations.Refusals = nil
+	}
 	s.Tools, s.Calls, s.Errors = rows(t.rows)
 	s.Clients, _, _ = rows(t.clients)
 	return s

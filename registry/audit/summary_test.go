@@ -157,3 +157,28 @@ func TestSummarizeSkipsAFileThatVanished(t *testing.T) {
 		t.Errorf("summary %+v, %v; want the 7 calls of the 3 files there", s, err)
 	}
 }
+
+// Answers refused unread are counted by why, apart from the questions
+// asked and from each row's confirmations.
+func TestSummarizeCountsRefusedAnswersApart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	at := Timestamp(time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC))
+	entry := func(answer, refusal string) Entry {
+		return Entry{Time: at, Kind: KindTool, Name: "t_del", Outcome: "refused", Confirmation: "input_required", Answer: answer, Refusal: refusal}
+	}
+	data := line(t, entry("accept", "")) + line(t, entry("", "forged")) + line(t, entry("", "forged")) + line(t, entry("", "replayed"))
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(t.Context(), path, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Confirmations{Asked: 1, Answers: map[string]int{"accept": 1}, Refusals: map[string]int{"forged": 2, "replayed": 1}}
+	if diff := cmp.Diff(want, s.Confirmations); diff != "" {
+		t.Errorf("confirmations (-want +got):\n%s", diff)
+	}
+	if r := s.Tools[0]; r.Calls != 4 || r.Asked != 1 || r.Refused != 0 {
+		t.Errorf("the tool's row: %d calls, %d asked, %d refused; want 4, 1, 0", r.Calls, r.Asked, r.Refused)
+	}
+}

@@ -45,6 +45,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	reg := newRegistry(opts, backend, &log, srv, rec)
 	srv.Tools = toolProvider(opts, reg)
 	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
+	srv.Refused = reg.RecordRefusal
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())

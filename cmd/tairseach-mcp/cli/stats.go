@@ -137,6 +137,14 @@ func printStats(w io.Writer, s *audit.Summary, loc *time.Location, bars bool) {
 		}
 		fmt.Fprintf(w, "\nConfirmations asked: %d (%s)\n", c.Asked, strings.Join(answers, ", "))
 	}
+	if c := s.Confirmations; len(c.Refusals) > 0 {
+		n, why := 0, []string(nil)
+		for _, r := range slices.Sorted(maps.Keys(c.Refusals)) {
+			n += c.Refusals[r]
+			why = append(why, fmt.Sprintf("%d %s", c.Refusals[r], printable(r)))
+		}
+		fmt.Fprintf(w, "Answers to confirmations refused unread: %d (%s)\n", n, strings.Join(why, ", "))
+	}
 	var notes []string
 	if s.Dropped > 0 {
 		notes = append(notes, fmt.Sprintf("%d entries were lost by bridges that could not write them (not counted above)", s.Dropped))
