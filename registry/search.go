@@ -227,8 +227,8 @@ func (s *Search) findTools(ctx context.Context, args jsontext.Value) (*protocol.
 	out := struct {
 		Tools []found `json:"tools"`
 	}{Tools: []found{}}
-	for _, i := range s.indexOf(snap).Search(in.Query, min(in.Limit, maxFindLimit)) {
-		e := snap.Entries[i]
+	for _, h := range s.indexOf(snap).Search(in.Query, min(in.Limit, maxFindLimit), nil) {
+		e := snap.Entries[h.Doc]
 		out.Tools = append(out.Tools, found{e.Name, e.Tool.Title, e.Tool.Description, e.Tool.InputSchema, annotations(e.Tool.Annotations)})
 	}
 	b, err := json.Marshal(out)
@@ -247,17 +247,22 @@ func (s *Search) indexOf(snap *Snapshot) *toolsearch.Index {
 	if c := s.idx.Load(); c != nil && c.snap == snap {
 		return c.ix
 	}
+	ix := toolsearch.New(searchDocs(snap), toolsearch.Options{})
+	s.idx.Store(&snapIndex{snap, ix})
+	return ix
+}
+
+// searchDocs returns what the search knows of snap's tools, in order.
+func searchDocs(snap *Snapshot) []toolsearch.Doc {
 	docs := make([]toolsearch.Doc, len(snap.Entries))
 	for i, e := range snap.Entries {
 		docs[i] = toolsearch.Doc{
 			Name: e.Tool.Name, Title: e.Tool.Title, Description: e.Tool.Description,
-			Params: params(e.Tool.InputSchema),
-			Group:  strings.Join([]string{e.Manifest.Name, e.Manifest.Description, e.Manifest.Category}, " "),
+			Params: params(e.Tool.InputSchema), ReadOnly: readOnly(e.Tool),
+			Group: strings.Join([]string{e.Manifest.Name, e.Manifest.Description, e.Manifest.Category}, " "),
 		}
 	}
-	ix := toolsearch.New(docs)
-	s.idx.Store(&snapIndex{snap, ix})
-	return ix
+	return docs
 }
 
 // params returns the names and descriptions of a schema's properties,

@@ -84,7 +84,7 @@ func TestSearchModeListsTwoToolsThatStayTheSame(t *testing.T) {
 func TestFindTools(t *testing.T) {
 	r := New(Options{Dirs: catalogueDirs, Prefix: "tairseach"})
 	s := NewSearch(r)
-	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"reply to the last message from Ana"}`)); len(got) != 5 || !slices.Contains(got, "tairseach_gmail_reply") {
+	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"reply to the last email from Ana"}`)); len(got) != 5 || !slices.Contains(got, "tairseach_gmail_reply") {
 		t.Errorf("found %v, want five with tairseach_gmail_reply", got)
 	}
 	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"email","limit":20}`)); len(got) != 20 {
