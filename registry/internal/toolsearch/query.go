@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode"
@@ -199,17 +200,21 @@ func (ix *Index) corrections(text string) []string {
 	}
 	var out []string
 	best := most + 1
+	rows := make([]int, 3*(len(text)+most+1))
+	mask := letters(text)
 	for n := len(text) - most; n <= len(text)+most; n++ {
-		for _, known := range ix.byLen[n] {
-			if len(text) < 5 && !swapped(text, known) {
+		for _, k := range ix.byLen[n] {
+			// An edit adds or drops at most one letter of each: a cheap
+			// test that spares most words the full one.
+			if bits.OnesCount32(mask^k.letters) > 2*most || len(text) < 5 && !swapped(text, k.text) {
 				continue
 			}
-			d := distance(text, known, min(best, most))
+			d := distance(text, k.text, min(best, most), rows)
 			switch {
 			case d < best:
-				best, out = d, append(out[:0], known)
+				best, out = d, append(out[:0], k.text)
 			case d == best:
-				out = append(out, known)
+				out = append(out, k.text)
 			}
 		}
 	}
@@ -217,6 +222,26 @@ func (ix *Index) corrections(text string) []string {
 		return nil
 	}
 	return out
+}
+
+// known is a word the docs or the synonym table have, as written.
+type known struct {
+	text    string
+	letters uint32 // which of a to z and other bytes it has (see letters)
+}
+
+// letters returns the set of a word's bytes: a bit for each of a to z,
+// and one for anything else.
+func letters(w string) uint32 {
+	var m uint32
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= 'a' && c <= 'z' {
+			m |= 1 << (c - 'a')
+		} else {
+			m |= 1 << 26
+		}
+	}
+	return m
 }
 
 // swapped reports whether b is a with two neighbouring letters swapped.
@@ -234,17 +259,21 @@ func swapped(a, b string) bool {
 // distance returns the optimal string alignment distance of a and b
 // (Levenshtein's, with swaps of two neighbours), or more than most when
 // it is more than most. It compares bytes: the words corrected are
-// letters, and a non-ASCII one only counts an edit too many.
-func distance(a, b string, most int) int {
+// letters, and a non-ASCII one only counts an edit too many. rows, when
+// it has room for three rows of the shorter word plus one, is used for
+// them.
+func distance(a, b string, most int, rows []int) int {
 	if len(a) < len(b) {
 		a, b = b, a
 	}
 	if len(a)-len(b) > most {
 		return most + 1
 	}
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	n := len(b) + 1
+	if len(rows) < 3*n {
+		rows = make([]int, 3*n)
+	}
+	prev2, prev, cur := rows[:n], rows[n:2*n], rows[2*n:3*n]
 	for j := range prev {
 		prev[j] = j
 	}

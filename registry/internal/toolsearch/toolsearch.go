@@ -52,7 +52,7 @@ func (f Field) String() string {
 var fieldWeight = [numFields]float64{3, 2, 1, 0.5, 0.75}
 
 // Weights of what a query word stands for, relative to the word itself.
-var (
+const (
 	// weightSynonym is the weight of a word the synonym table gives.
 	weightSynonym = 0.5
 	// weightCorrection is the weight of a known word a misspelt one is
@@ -75,7 +75,7 @@ var (
 // BM25 parameters: b the usual one; k1 higher than the usual 1.2, so
 // that a word in a tool's name or title counts for more than one in its
 // description before it saturates (measured on the tuning set).
-var (
+const (
 	k1 = 3.0
 	b  = 0.75
 )
@@ -105,7 +105,7 @@ type Index struct {
 	avg      [numFields]float64
 	// byLen holds the known words as written, by length in bytes, for
 	// correcting misspelt ones; surface maps each to its term.
-	byLen   map[int][]string
+	byLen   map[int][]known
 	surface map[string]string
 	names   []string // each doc's name and title, in lower case, for Closest
 	// proper holds the terms the docs capitalise in mid-sentence: names
@@ -123,7 +123,7 @@ type posting struct {
 func New(docs []Doc, opts Options) *Index {
 	ix := &Index{
 		opts: opts, weight: fieldWeight, postings: map[string][]posting{}, lens: make([][numFields]float32, len(docs)),
-		byLen: map[int][]string{}, surface: map[string]string{}, names: make([]string, len(docs)),
+		byLen: map[int][]known{}, surface: map[string]string{}, names: make([]string, len(docs)),
 		proper: map[string]bool{}, readOnly: make([]bool, len(docs)),
 	}
 	if opts.NoFieldWeights {
@@ -173,7 +173,7 @@ func New(docs []Doc, opts Options) *Index {
 		}
 	}
 	for _, words := range ix.byLen {
-		slices.Sort(words)
+		slices.SortFunc(words, func(x, y known) int { return cmp.Compare(x.text, y.text) })
 	}
 	return ix
 }
@@ -191,7 +191,7 @@ func (ix *Index) count(tf map[string]*[numFields]float32, term string, f Field) 
 func (ix *Index) known(text, term string) {
 	if _, ok := ix.surface[text]; !ok {
 		ix.surface[text] = term
-		ix.byLen[len(text)] = append(ix.byLen[len(text)], text)
+		ix.byLen[len(text)] = append(ix.byLen[len(text)], known{text, letters(text)})
 	}
 }
 

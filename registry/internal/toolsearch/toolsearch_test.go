@@ -102,7 +102,7 @@ func TestDistance(t *testing.T) {
 		{"abc", "abc", 1, 0},
 		{"abcdef", "a", 2, 3},
 	} {
-		if got := distance(tt.a, tt.b, tt.most); got != tt.want {
+		if got := distance(tt.a, tt.b, tt.most, nil); got != tt.want {
 			t.Errorf("distance(%q, %q, %d) = %d, want %d", tt.a, tt.b, tt.most, got, tt.want)
 		}
 	}
