@@ -27,6 +27,8 @@ type called struct {
 	backendErr error // the backend's error, when it returned one
 	asked      asked // what the user was asked, when they were
 	err        error // protocol.ErrInputRequired: the question went out in the result
+
+	found []string // the tools find_tools returned, by client name
 }
 
 // record adds one entry to the audit log, when there is one: who called
@@ -43,6 +45,7 @@ func (r *Registry) record(req *protocol.CallToolRequest, start time.Time, c call
 		BytesIn: len(req.Arguments), BytesOut: contentSize(c.res), ArgKeys: audit.Keys(c.args),
 		Confirmation: c.asked.how, Answer: c.asked.answer,
 	}
+	ae.Found = c.found
 	var schema jsontext.Value
 	if c.entry != nil {
 		ae.ManifestName, ae.Method, schema = c.entry.Tool.Name, c.entry.Method, c.entry.Tool.InputSchema
@@ -50,6 +53,9 @@ func (r *Registry) record(req *protocol.CallToolRequest, start time.Time, c call
 	ae.Code = backendCode(c.backendErr)
 	if r.opts.AuditValues {
 		ae.Args, ae.ArgsCut = audit.Values(schema, c.args)
+	}
+	if f := r.onRecord.Load(); f != nil {
+		(*f)(ae) // before the Recorder owns the entry
 	}
 	r.opts.Audit.Record(ae)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 )
 
 // DefaultCallTimeout bounds one backend call: below the 60 s after which
@@ -116,6 +117,9 @@ type Registry struct {
 	largeChecks  chan struct{}      // a slot per processor for checks of large values
 	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
+	// onRecord, when set, is told of each tool call's audit entry before
+	// the audit log has it: search mode learns from them.
+	onRecord atomic.Pointer[func(*audit.Entry)]
 }
 
 // Changes says which of the lists clients see a reload changed.
