@@ -53,7 +53,7 @@ func (ix *Index) parse(text string) query {
 		at[key] = len(q.concepts)
 		q.concepts = append(q.concepts, c)
 	}
-	var prev, prevAny *word
+	var prevAny *word
 	for w := range words(text, ix.opts.NoStemming) {
 		weight := 1.0
 		if w.topic && !ix.opts.NoTopics {
@@ -107,16 +107,6 @@ func (ix *Index) parse(text string) query {
 			}
 			add(c, w.term)
 		}
-		if w.joined {
-			continue
-		}
-		if prev != nil && !w.gap && !ix.opts.NoPhrases {
-			term := prev.term + " " + w.term
-			if len(ix.postings[term]) > 0 {
-				add(concept{word: prev.text + " " + w.text, phrase: true, weight: weightPhrase * weight, members: []member{{term: term, weight: 1}}}, term)
-			}
-		}
-		prev = &w
 	}
 	return q
 }

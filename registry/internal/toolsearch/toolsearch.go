@@ -2,9 +2,9 @@
 // as models write them ("reply to the last message from Ana"): BM25F over
 // the words of each tool's fields, weighted by field, with Snowball
 // stemming, a small table of everyday synonyms, correction of misspelt
-// words, and a bonus for the request's pairs of words found side by side
-// in a tool's text. It is deterministic, local and knows nothing of MCP or
-// manifests.
+// words, and a few cues of how requests are written (a verb first, a
+// question, a topic after "about"). It is deterministic, local and knows
+// nothing of MCP or manifests.
 package toolsearch
 
 import (
@@ -58,8 +58,6 @@ const (
 	// weightCorrection is the weight of a known word a misspelt one is
 	// taken for.
 	weightCorrection = 0.8
-	// weightPhrase is the weight of two query words found side by side.
-	weightPhrase = 0.5
 	// weightVerb is the weight of what a word means as the verb of a
 	// request: "text Ana" asks to send.
 	weightVerb = 0.5
@@ -86,7 +84,6 @@ type Options struct {
 	NoStemming     bool // match words as written, in lower case
 	NoSynonyms     bool // no synonym table
 	NoCorrection   bool // misspelt words find nothing
-	NoPhrases      bool // no bonus for words side by side
 	NoTopics       bool // words of a topic count in full
 	NoFieldWeights bool // every field weighs 1
 	NoEntities     bool // addresses, links and file names are words like others
@@ -100,7 +97,7 @@ type Options struct {
 type Index struct {
 	opts     Options
 	weight   [numFields]float64
-	postings map[string][]posting // by term, and by "term term" for phrases; each in doc order
+	postings map[string][]posting // by term, each in doc order
 	lens     [][numFields]float32 // words of each field of each doc
 	avg      [numFields]float64
 	// byLen holds the known words as written, by length in bytes, for
@@ -134,7 +131,6 @@ func New(docs []Doc, opts Options) *Index {
 	for i, d := range docs {
 		clear(tf)
 		for f, text := range [numFields]string{d.Name, d.Title, d.Description, d.Params, d.Group} {
-			prev := ""
 			for w := range words(text, ix.opts.NoStemming) {
 				if w.stop {
 					continue
@@ -145,12 +141,6 @@ func New(docs []Doc, opts Options) *Index {
 				ix.known(w.text, w.term)
 				ix.count(tf, w.term, Field(f))
 				ix.lens[i][f]++
-				if !ix.opts.NoPhrases && !w.joined {
-					if prev != "" && !w.gap {
-						ix.count(tf, prev+" "+w.term, Field(f))
-					}
-					prev = w.term
-				}
 			}
 			total[f] += float64(ix.lens[i][f])
 		}
