@@ -28,6 +28,8 @@ type called struct {
 	asked      asked  // what the user was asked, when they were
 	refusal    string // why an answer to a confirmation was refused unread
 	err        error  // protocol.ErrInputRequired: the question went out in the result
+
+	found []string // the tools find_tools returned, by client name
 }
 
 // record adds one entry to the audit log, when there is one: who called
@@ -40,6 +42,7 @@ func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, st
 	ae := entryOf(call, start, audit.KindTool, req.Name)
 	ae.Outcome, ae.BytesIn, ae.BytesOut, ae.ArgKeys = c.outcome, len(req.Arguments), contentSize(c.res), audit.Keys(c.args)
 	ae.Confirmation, ae.Answer, ae.Refusal = c.asked.how, c.asked.answer, c.refusal
+	ae.Found = c.found
 	var schema jsontext.Value
 	if c.entry != nil {
 		ae.ManifestName, ae.Method, schema = c.entry.Tool.Name, c.entry.Method, c.entry.Tool.InputSchema
@@ -47,6 +50,9 @@ func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, st
 	ae.Code = backendCode(c.backendErr)
 	if r.opts.AuditValues {
 		ae.Args, ae.ArgsCut = audit.Values(schema, c.args)
+	}
+	if f := r.onRecord.Load(); f != nil {
+		(*f)(ae) // before the Recorder owns the entry
 	}
 	r.opts.Audit.Record(ae)
 }

@@ -179,7 +179,7 @@ func TestSearchModeRecordsTheToolActuallyCalled(t *testing.T) {
 		want             audit.Entry
 	}{
 		{"find_tools", "t_find_tools", `{"query":"log in"}`,
-			find(audit.Entry{Outcome: "ok", BytesIn: 18, ArgKeys: []string{"query"}})},
+			find(audit.Entry{Outcome: "ok", BytesIn: 18, ArgKeys: []string{"query"}, Found: []string{"t_acct_login"}})},
 		{"find_tools with invalid arguments", "t_find_tools", `{}`,
 			find(audit.Entry{Outcome: "invalid_arguments", BytesIn: 2})},
 		{"call_tool runs login", "t_call_tool", `{"name":"t_acct_login","arguments":{"user":"denied"}}`,

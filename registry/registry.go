@@ -20,6 +20,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -125,6 +126,9 @@ type Registry struct {
 	connections  *protocol.FairShare // the backend calls running, by principal
 	loaded       chan struct{}       // closed when the first load is done
 	walkProblems []manifest.Problem  // found walking the folders at the last reload
+	// onRecord, when set, is told of each tool call's audit entry before
+	// the audit log has it: search mode learns from them.
+	onRecord atomic.Pointer[func(*audit.Entry)]
 }
 
 // Changes says which of the lists clients see a reload changed.

@@ -34,6 +34,7 @@ type Search struct {
 	find, call *Entry
 	listing    func() *protocol.ToolSet
 	idx        atomic.Pointer[snapIndex]
+	usage      *usage // set by Learn, before serving; nil when not learning
 }
 
 // snapIndex is the search index of one snapshot's tools.
@@ -171,6 +172,23 @@ func firstSentence(text string) string {
 	return text
 }
 
+// Learn makes find_tools learn from use: tools this user calls often, or
+// called right after find_tools found them, win ties and near-ties
+// (hits within 5% of the top score). It reads the end of the audit log
+// at path (at most 4 MiB) and then follows the calls the registry
+// records, which it does only with an audit log (Options.Audit). What
+// it learns is bounded, deterministic for a given log, and moves no
+// tool past one that scored more than 5% above it. Call Learn before
+// serving; a log that cannot be read teaches nothing and is reported.
+func (s *Search) Learn(path string) error {
+	u := newUsage()
+	err := u.read(path)
+	learn := u.learn
+	s.reg.onRecord.Store(&learn)
+	s.usage = u
+	return err
+}
+
 // CallTool runs find_tools or call_tool; any other name is an unknown
 // tool. Part of protocol.ToolProvider. The audit log records find_tools
 // as itself, and call_tool as the tool it runs.
@@ -195,50 +213,103 @@ func (s *Search) CallTool(ctx context.Context, call *protocol.Call, req *protoco
 	switch {
 	case res == nil && e == s.call:
 		return s.callTool(ctx, call, req, args, start)
-	case res == nil:
-		res, outcome = s.findTools(ctx, args)
 	}
-	s.reg.record(call, req, start, called{entry: e, args: args, res: res, outcome: outcome})
+	var found []string
+	if res == nil {
+		res, outcome, found = s.findTools(ctx, args)
+	}
+	s.reg.record(call, req, start, called{entry: e, args: args, res: res, outcome: outcome, found: found})
 	return res, nil
 }
 
-func (s *Search) findTools(ctx context.Context, args jsontext.Value) (*protocol.CallToolResult, string) {
+// findTools answers find_tools, and returns the client names of the
+// tools found, for the audit log.
+func (s *Search) findTools(ctx context.Context, args jsontext.Value) (*protocol.CallToolResult, string, []string) {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
-		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.find.Name, err), true), outcomeInvalidArguments
+		return protocol.TextResult(fmt.Sprintf("Invalid arguments for %s: %v", s.find.Name, err), true), outcomeInvalidArguments, nil
 	}
 	if in.Limit == 0 {
 		in.Limit = defaultFindLimit
 	}
 	if res := s.reg.waitLoaded(ctx); res != nil {
-		return res, outcomeCancelled
+		return res, outcomeCancelled, nil
 	}
 	snap := s.reg.Snapshot()
 	type found struct {
 		Name        string                    `json:"name"`
 		Title       string                    `json:"title,omitzero"`
 		Description string                    `json:"description"`
+		Why         string                    `json:"why"`
 		InputSchema jsontext.Value            `json:"inputSchema"`
 		Annotations *protocol.ToolAnnotations `json:"annotations,omitzero"`
 	}
 	out := struct {
-		Tools []found `json:"tools"`
+		Tools   []found  `json:"tools"`
+		Closest []string `json:"closest,omitzero"`
+		Note    string   `json:"note,omitzero"`
 	}{Tools: []found{}}
-	for _, i := range s.indexOf(snap).Search(in.Query, min(in.Limit, maxFindLimit)) {
-		e := snap.Entries[i]
-		out.Tools = append(out.Tools, found{e.Name, e.Tool.Title, e.Tool.Description, e.Tool.InputSchema, annotations(e.Tool.Annotations)})
+	var prior func(int) float64
+	if s.usage != nil {
+		prior = func(i int) float64 { return s.usage.prior(snap.Entries[i].Name) }
+	}
+	ix := s.indexOf(snap)
+	var names []string
+	for _, h := range ix.Search(in.Query, min(in.Limit, maxFindLimit), prior) {
+		e := snap.Entries[h.Doc]
+		out.Tools = append(out.Tools, found{e.Name, e.Tool.Title, e.Tool.Description, why(h), e.Tool.InputSchema, annotations(e.Tool.Annotations)})
+		names = append(names, e.Name)
+	}
+	if len(out.Tools) == 0 {
+		for _, i := range ix.Closest(in.Query, maxClosest) {
+			out.Closest = append(out.Closest, snap.Entries[i].Name)
+		}
+		out.Note = "No tool matches these words. Search again with other words for the task or for what it acts on"
+		if len(out.Closest) > 0 {
+			out.Note += "; the tools whose names look most like the request are in closest"
+		}
+		out.Note += "."
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return protocol.TextResult(fmt.Sprintf("Cannot encode the tools found: %v", err), true), outcomeFailed
+		return protocol.TextResult(fmt.Sprintf("Cannot encode the tools found: %v", err), true), outcomeFailed, nil
 	}
 	s.reg.log.Debug().Str("tool", s.find.Name).Int("found", len(out.Tools)).Msg("tool search")
 	res := protocol.TextResult(string(b), false)
 	res.StructuredContent = b
-	return res, outcomeOK
+	return res, outcomeOK, names
+}
+
+// maxClosest is how many names an empty answer suggests.
+const maxClosest = 3
+
+// why says in a few words why a tool matched: each of the request's
+// words it matched, where, and as what word when another ("answer as
+// reply (name)"), then the words it did not match, so that a model can
+// tell a near miss from a match.
+func why(h toolsearch.Hit) string {
+	var b strings.Builder
+	for i, m := range h.Matched {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if m.Phrase {
+			fmt.Fprintf(&b, "%q", m.Word)
+		} else {
+			b.WriteString(m.Word)
+		}
+		if m.As != "" && m.As != m.Word {
+			fmt.Fprintf(&b, " as %s", m.As)
+		}
+		fmt.Fprintf(&b, " (%s)", m.Field)
+	}
+	if len(h.Missed) > 0 {
+		fmt.Fprintf(&b, "; not %s", strings.Join(h.Missed, ", "))
+	}
+	return b.String()
 }
 
 // indexOf returns the search index of snap's tools, made on first use
@@ -247,17 +318,22 @@ func (s *Search) indexOf(snap *Snapshot) *toolsearch.Index {
 	if c := s.idx.Load(); c != nil && c.snap == snap {
 		return c.ix
 	}
+	ix := toolsearch.New(searchDocs(snap), toolsearch.Options{})
+	s.idx.Store(&snapIndex{snap, ix})
+	return ix
+}
+
+// searchDocs returns what the search knows of snap's tools, in order.
+func searchDocs(snap *Snapshot) []toolsearch.Doc {
 	docs := make([]toolsearch.Doc, len(snap.Entries))
 	for i, e := range snap.Entries {
 		docs[i] = toolsearch.Doc{
 			Name: e.Tool.Name, Title: e.Tool.Title, Description: e.Tool.Description,
-			Params: params(e.Tool.InputSchema),
-			Group:  strings.Join([]string{e.Manifest.Name, e.Manifest.Description, e.Manifest.Category}, " "),
+			Params: params(e.Tool.InputSchema), ReadOnly: readOnly(e.Tool),
+			Group: strings.Join([]string{e.Manifest.Name, e.Manifest.Description, e.Manifest.Category}, " "),
 		}
 	}
-	ix := toolsearch.New(docs)
-	s.idx.Store(&snapIndex{snap, ix})
-	return ix
+	return docs
 }
 
 // params returns the names and descriptions of a schema's properties,

@@ -84,7 +84,7 @@ func TestSearchModeListsTwoToolsThatStayTheSame(t *testing.T) {
 func TestFindTools(t *testing.T) {
 	r := New(Options{Dirs: catalogueDirs, Prefix: "tairseach"})
 	s := NewSearch(r)
-	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"reply to the last message from Ana"}`)); len(got) != 5 || !slices.Contains(got, "tairseach_gmail_reply") {
+	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"reply to the last email from Ana"}`)); len(got) != 5 || !slices.Contains(got, "tairseach_gmail_reply") {
 		t.Errorf("found %v, want five with tairseach_gmail_reply", got)
 	}
 	if got := foundNames(t, searchCall(t, s, "tairseach_find_tools", `{"query":"email","limit":20}`)); len(got) != 20 {
@@ -102,7 +102,7 @@ func TestFindTools(t *testing.T) {
 		Tools []map[string]any `json:"tools"`
 	}
 	json.Unmarshal(searchCall(t, s, "tairseach_find_tools", `{"query":"delete a note","limit":1}`).StructuredContent, &out)
-	want := map[string]any{"name": "tairseach_notes_delete", "title": "Delete note", "description": "", "inputSchema": nil,
+	want := map[string]any{"name": "tairseach_notes_delete", "title": "Delete note", "description": "", "why": "", "inputSchema": nil,
 		"annotations": map[string]any{"title": "Delete note", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}}
 	if len(out.Tools) != 1 || out.Tools[0]["name"] != want["name"] || fmt.Sprint(slices.Sorted(maps.Keys(out.Tools[0]))) != fmt.Sprint(slices.Sorted(maps.Keys(want))) ||
 		fmt.Sprint(out.Tools[0]["annotations"]) != fmt.Sprint(want["annotations"]) {
@@ -221,7 +221,7 @@ func BenchmarkFindTools(b *testing.B) {
 	writeThousandTools(b, dir)
 	r := New(Options{Dirs: []string{dir}, Prefix: "t"})
 	s := NewSearch(r)
-	queries := []string{"reply to the last message from Ana", "what is on the agenda today", "blood oxygen overnight", "take a screenshot", "file a bug about the login page"}
+	queries := []string{"reply to the last message from Ana", "what is on the agenda today", "blood oxygen overnight", "take a screenshot", "file a bug about the login page", "sned an emial to Tom about the calandar"}
 	req := &protocol.CallToolRequest{Name: "t_find_tools"}
 	for _, q := range queries { // the index is made on first use
 		req.Arguments = []byte(fmt.Sprintf(`{"query":%q}`, q))
@@ -288,5 +288,32 @@ func TestManyGroupsAreCutOnALineOfTheirOwn(t *testing.T) {
 	}
 	if last := lines[len(lines)-1]; last != fmt.Sprintf("- and %d more groups", 200-(len(lines)-1)) {
 		t.Errorf("last line %q, want the count of the groups left out", last)
+	}
+}
+
+// Each tool found says why it matched; an empty answer suggests the
+// names that look the most like the request.
+func TestFindToolsSaysWhyAndSuggests(t *testing.T) {
+	s := NewSearch(New(Options{Dirs: catalogueDirs, Prefix: "tairseach"}))
+	var out struct {
+		Tools []struct {
+			Name string `json:"name"`
+			Why  string `json:"why"`
+		} `json:"tools"`
+		Closest []string `json:"closest"`
+		Note    string   `json:"note"`
+	}
+	if err := json.Unmarshal(searchCall(t, s, "tairseach_find_tools", `{"query":"sned an emial to Zed","limit":1}`).StructuredContent, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Tools) != 1 || out.Tools[0].Name != "tairseach_gmail_send" || out.Tools[0].Why != "sned as send (name), emial as email (title); not zed" {
+		t.Errorf("found %+v", out.Tools)
+	}
+	out.Tools = nil
+	if err := json.Unmarshal(searchCall(t, s, "tairseach_find_tools", `{"query":"xxcalendarxx"}`).StructuredContent, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Tools) != 0 || len(out.Closest) != 3 || !strings.HasPrefix(out.Closest[0], "tairseach_calendar_") || !strings.Contains(out.Note, "closest") {
+		t.Errorf("empty answer: %+v", out)
 	}
 }

@@ -103,6 +103,10 @@ type Entry struct {
 	// or, when Args is absent, that they were too large to keep.
 	Args    jsontext.Value `json:"args,omitzero"`
 	ArgsCut bool           `json:"args_cut,omitzero"`
+	// Found are the client names of the tools a search-mode find_tools
+	// call returned, best first (never the request's words: those are
+	// in Args, with values recorded).
+	Found []string `json:"found,omitzero"`
 	// Dropped is, on a KindDropped line, how many entries were lost
 	// before it: recorded while the queue was full, or not written
 	// because the file could not be written.
@@ -142,6 +146,12 @@ func (e *Entry) clean() {
 		{&e.Outcome, maxClient}, {&e.Confirmation, maxClient}, {&e.Answer, maxClient}, {&e.Refusal, maxClient},
 	} {
 		*f.s = Clean(*f.s, f.max)
+	}
+	if len(e.Found) > maxKeys {
+		e.Found = e.Found[:maxKeys]
+	}
+	for i, n := range e.Found {
+		e.Found[i] = Clean(n, maxName)
 	}
 	if len(e.ArgKeys) > maxKeys {
 		e.ArgKeys = e.ArgKeys[:maxKeys]

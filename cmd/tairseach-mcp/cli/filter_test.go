@@ -15,8 +15,10 @@ func TestFilterAndModeSettings(t *testing.T) {
 		ok   func(o *options) bool
 	}{
 		{"defaults serve every tool", nil, nil, func(o *options) bool {
-			return o.include == nil && o.exclude == nil && !o.readOnly && o.toolMode == "all"
+			return o.include == nil && o.exclude == nil && !o.readOnly && o.toolMode == "all" && o.searchLearn
 		}},
+		{"search mode's learning turns off", map[string]string{"TAIRSEACH_SEARCH_LEARN": "false"}, nil, func(o *options) bool { return !o.searchLearn }},
+		{"--search-learn=false turns it off", nil, []string{"--search-learn=false"}, func(o *options) bool { return !o.searchLearn }},
 		{"flags repeat", nil, []string{"--include", "mail.*", "--include", "notes.*", "--exclude", "*.delete"}, func(o *options) bool {
 			return slices.Equal(o.include, []string{"mail.*", "notes.*"}) && slices.Equal(o.exclude, []string{"*.delete"})
 		}},

@@ -46,6 +46,7 @@ type options struct {
 	exclude        []string
 	readOnly       bool
 	toolMode       string
+	searchLearn    bool
 	audit          auditOptions
 	confirm        []string
 	confirmDeny    string           // --confirm-unsupported
@@ -84,6 +85,7 @@ var settings = []setting{
 	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (prompts and resources likewise; wins over --include); repeatable, or comma-separated"},
 	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true, and resources whose backend method such a tool has"},
 	{"tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
+	{"search-learn", "TAIRSEACH_SEARCH_LEARN", "with --tool-mode search and --audit-log: tools this user calls often, or right after finding them, win find_tools' near-ties; false turns it off"},
 	{"confirm", "TAIRSEACH_CONFIRM", "which tools ask the user before they run: destructive (tools annotated destructiveHint: true, and those whose manifest sets confirm), all, never, or globs of tool names asked in addition; repeatable, or comma-separated"},
 	{"confirm-unsupported", "TAIRSEACH_CONFIRM_UNSUPPORTED", "when the client cannot ask the user (no elicitation): allow runs such tools unconfirmed (logged once per tool), deny refuses them"},
 	{"audit-log", "TAIRSEACH_AUDIT_LOG", "record every tool call, one JSON line each, in this file, which bridge processes share (off by default; read it with 'tairseach-mcp stats')"},
@@ -145,6 +147,7 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.exclude, "exclude", nil, u("exclude"))
 	boolVar(fs, &o.readOnly, "read-only", false, u("read-only"))
 	fs.StringVar(&o.toolMode, "tool-mode", "all", u("tool-mode"))
+	boolVar(fs, &o.searchLearn, "search-learn", true, u("search-learn"))
 	fs.StringArrayVar(&o.confirm, "confirm", nil, u("confirm"))
 	fs.StringVar(&o.confirmDeny, "confirm-unsupported", "allow", u("confirm-unsupported"))
 	fs.StringVar(&o.audit.path, "audit-log", "", u("audit-log"))

@@ -44,6 +44,11 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	defer closeAudit()
 	reg := newRegistry(opts, backend, &log, srv, rec)
 	srv.Tools = toolProvider(opts, reg)
+	if s, ok := srv.Tools.(*registry.Search); ok && opts.searchLearn && opts.audit.path != "" {
+		if err := s.Learn(opts.audit.path); err != nil {
+			log.Warn().Err(err).Str("audit_log", opts.audit.path).Msg("search mode cannot learn from the audit log's past calls")
+		}
+	}
 	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
 	srv.Refused = reg.RecordRefusal
 

@@ -1,17 +1,16 @@
 // Package toolsearch ranks tools for a request written in everyday words,
-// as models write them ("reply to the last message from Ana"): BM25 over
-// the words of each tool's fields, weighted by field, with light stemming
-// and a small table of everyday synonyms. It is deterministic, local and
-// knows nothing of MCP or manifests.
+// as models write them ("reply to the last message from Ana"): BM25F over
+// the words of each tool's fields, weighted by field, with Snowball
+// stemming, a small table of everyday synonyms, correction of misspelt
+// words, and a few cues of how requests are written (a verb first, a
+// question, a topic after "about"). It is deterministic, local and knows
+// nothing of MCP or manifests.
 package toolsearch
 
 import (
 	"cmp"
-	"maps"
 	"math"
 	"slices"
-	"strings"
-	"unicode"
 )
 
 // Doc is one tool to search. Name is split into words at _ . - and
@@ -25,183 +24,311 @@ type Doc struct {
 	// Group describes the tool's group: its manifest's name, description
 	// and category.
 	Group string
+	// ReadOnly says the tool only reads (its readOnlyHint): a question
+	// ("what's on my calendar?") prefers such tools.
+	ReadOnly bool
+}
+
+// Field is one of a Doc's fields.
+type Field uint8
+
+// The fields of a Doc, in the order an explanation prefers them.
+const (
+	FieldName Field = iota
+	FieldTitle
+	FieldDescription
+	FieldParams
+	FieldGroup
+	numFields
+)
+
+func (f Field) String() string {
+	return [...]string{"name", "title", "description", "parameters", "group"}[f]
 }
 
 // Field weights: a word in the name says more about a tool than one in a
 // parameter's description. The group's words are shared by every tool
 // of the group, so they pick the group, and the other fields the tool.
+var fieldWeight = [numFields]float64{3, 2, 1, 0.5, 0.75}
+
+// Weights of what a query word stands for, relative to the word itself.
 const (
-	weightName        = 3
-	weightTitle       = 2
-	weightDescription = 1
-	weightParams      = 0.5
-	weightGroup       = 0.75
-	// weightSynonym is the weight of a word a query term stands for,
-	// relative to the term itself.
+	// weightSynonym is the weight of a word the synonym table gives.
 	weightSynonym = 0.5
+	// weightCorrection is the weight of a known word a misspelt one is
+	// taken for.
+	weightCorrection = 0.8
+	// weightVerb is the weight of what a word means as the verb of a
+	// request: "text Ana" asks to send.
+	weightVerb = 0.5
+	// questionBonus is the share of its score that a tool that only
+	// reads gains when the request is a question.
+	questionBonus = 0.2
+	// weightTopic is the weight of a word that says what an item is
+	// about rather than which tool acts on it: "a note about the
+	// meeting", "text Ana saying ...", words in quotes.
+	weightTopic = 0.3
 )
 
-// BM25 parameters, the usual ones.
+// BM25 parameters: b the usual one; k1 higher than the usual 1.2, so
+// that a word in a tool's name or title counts for more than one in its
+// description before it saturates (measured on the tuning set).
 const (
-	k1 = 1.2
+	k1 = 3.0
 	b  = 0.75
 )
+
+// Options turn ranking signals off, so that the evaluation can measure
+// what each adds. The zero value has every signal on.
+type Options struct {
+	NoStemming     bool // match words as written, in lower case
+	NoSynonyms     bool // no synonym table
+	NoCorrection   bool // misspelt words find nothing
+	NoTopics       bool // words of a topic count in full
+	NoFieldWeights bool // every field weighs 1
+	NoEntities     bool // addresses, links and file names are words like others
+	NoNames        bool // a capitalised word that docs do not capitalise counts in full
+	NoVerbs        bool // a request's verb means only what it means elsewhere
+	NoQuestions    bool // a question does not prefer tools that only read
+}
 
 // Index is an immutable search index over docs. It is safe for
 // concurrent use.
 type Index struct {
-	postings map[string][]posting
-	length   []float64 // weighted number of words of each doc
-	avg      float64
+	opts     Options
+	weight   [numFields]float64
+	postings map[string][]posting // by term, each in doc order
+	lens     [][numFields]float32 // words of each field of each doc
+	avg      [numFields]float64
+	// byLen holds the known words as written, by length in bytes, for
+	// correcting misspelt ones; surface maps each to its term.
+	byLen   map[int][]known
+	surface map[string]string
+	names   []string // each doc's name and title, in lower case, for Closest
+	// proper holds the terms the docs capitalise in mid-sentence: names
+	// of products and places, which a query may capitalise too.
+	proper   map[string]bool
+	readOnly []bool
 }
 
 type posting struct {
-	doc int
-	tf  float64 // weighted term frequency
+	doc int32
+	tf  [numFields]float32
 }
 
 // New indexes docs; Search returns positions in docs.
-func New(docs []Doc) *Index {
-	ix := &Index{postings: map[string][]posting{}, length: make([]float64, len(docs))}
-	var total float64
+func New(docs []Doc, opts Options) *Index {
+	ix := &Index{
+		opts: opts, weight: fieldWeight, postings: map[string][]posting{}, lens: make([][numFields]float32, len(docs)),
+		byLen: map[int][]known{}, surface: map[string]string{}, names: make([]string, len(docs)),
+		proper: map[string]bool{}, readOnly: make([]bool, len(docs)),
+	}
+	if opts.NoFieldWeights {
+		ix.weight = [numFields]float64{1, 1, 1, 1, 1}
+	}
+	var total [numFields]float64
+	tf := map[string]*[numFields]float32{}
 	for i, d := range docs {
-		tf := map[string]float64{}
-		for _, f := range []struct {
-			text   string
-			weight float64
-		}{{d.Name, weightName}, {d.Title, weightTitle}, {d.Description, weightDescription}, {d.Params, weightParams}, {d.Group, weightGroup}} {
-			for _, t := range terms(f.text) {
-				tf[t] += f.weight
-				ix.length[i] += f.weight
+		clear(tf)
+		for f, text := range [numFields]string{d.Name, d.Title, d.Description, d.Params, d.Group} {
+			for w := range words(text, ix.opts.NoStemming) {
+				if w.stop {
+					continue
+				}
+				if w.name && Field(f) != FieldTitle {
+					ix.proper[w.term] = true
+				}
+				ix.known(w.text, w.term)
+				ix.count(tf, w.term, Field(f))
+				ix.lens[i][f]++
 			}
+			total[f] += float64(ix.lens[i][f])
 		}
-		total += ix.length[i]
 		// Map order does not matter: each term's postings are in doc order.
 		for t, n := range tf {
-			ix.postings[t] = append(ix.postings[t], posting{i, n})
+			ix.postings[t] = append(ix.postings[t], posting{int32(i), *n})
+		}
+		ix.names[i] = lower(d.Name + " " + d.Title)
+		ix.readOnly[i] = d.ReadOnly
+	}
+	for f := range total {
+		if len(docs) > 0 {
+			ix.avg[f] = total[f] / float64(len(docs))
 		}
 	}
-	if len(docs) > 0 {
-		ix.avg = total / float64(len(docs))
+	if !opts.NoSynonyms {
+		// A misspelt word may be one of the table's.
+		for text, term := range synonymTable(opts.NoStemming).words {
+			ix.known(text, term)
+		}
+	}
+	for _, words := range ix.byLen {
+		slices.SortFunc(words, func(x, y known) int { return cmp.Compare(x.text, y.text) })
 	}
 	return ix
 }
 
-// Search returns the positions of the docs that match query, best first,
-// at most limit of them. Equal scores keep the docs' order.
-func (ix *Index) Search(query string, limit int) []int {
-	weights := map[string]float64{}
-	for _, t := range terms(query) {
-		weights[t] = 1
+func (ix *Index) count(tf map[string]*[numFields]float32, term string, f Field) {
+	n := tf[term]
+	if n == nil {
+		n = new([numFields]float32)
+		tf[term] = n
 	}
-	// The query's own terms, sorted, so that expanding a query does not
-	// depend on map order.
-	for _, t := range slices.Sorted(maps.Keys(weights)) {
-		for _, s := range synonyms[t] {
-			if _, ok := weights[s]; !ok {
-				weights[s] = weightSynonym
-			}
-		}
-	}
-	n := float64(len(ix.length))
-	score := map[int]float64{}
-	for t, w := range weights {
-		ps := ix.postings[t]
-		if len(ps) == 0 {
-			continue
-		}
-		idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-		for _, p := range ps {
-			norm := k1 * (1 - b + b*ix.length[p.doc]/ix.avg)
-			score[p.doc] += w * idf * p.tf * (k1 + 1) / (p.tf + norm)
-		}
-	}
-	docs := slices.Collect(maps.Keys(score))
-	slices.SortFunc(docs, func(x, y int) int {
-		if c := cmp.Compare(score[y], score[x]); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
-	return docs[:min(limit, len(docs))]
+	n[f]++
 }
 
-// terms returns the stemmed words of text that are worth searching for:
-// lower case, split at anything but letters and digits and at camelCase
-// humps, without stop words.
-func terms(text string) []string {
-	var out []string
-	word := func(w string) {
-		if w = strings.ToLower(strings.Trim(w, "'")); w != "" && !stopWords[w] {
-			out = append(out, stem(w))
+// known adds a word as written to the words a misspelt one may be.
+func (ix *Index) known(text, term string) {
+	if _, ok := ix.surface[text]; !ok {
+		ix.surface[text] = term
+		ix.byLen[len(text)] = append(ix.byLen[len(text)], known{text, letters(text)})
+	}
+}
+
+// tf is the weighted, length-normalised frequency of p's term in its doc
+// (BM25F).
+func (ix *Index) tf(p *posting) float64 {
+	var t float64
+	for f, n := range p.tf {
+		if n == 0 {
+			continue
+		}
+		norm := 1.0
+		if ix.avg[f] > 0 {
+			norm = 1 - b + b*float64(ix.lens[p.doc][f])/ix.avg[f]
+		}
+		t += ix.weight[f] * float64(n) / norm
+	}
+	return t
+}
+
+// idf is the inverse document frequency of a term in df docs.
+func (ix *Index) idf(df int) float64 {
+	n := float64(len(ix.lens))
+	return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// Hit is a doc that matches a query.
+type Hit struct {
+	// Doc is the doc's position in the docs the Index was made of.
+	Doc   int
+	Score float64
+	// Matched are the query's words the doc matched, in the query's
+	// order; Missed the others.
+	Matched []Match
+	Missed  []string
+}
+
+// Match is a query's word a doc matched.
+type Match struct {
+	// Word is the query's word, in lower case; Phrase says it is two
+	// words side by side.
+	Word   string
+	Phrase bool
+	// As is the doc's word that it matched when not Word itself: a
+	// synonym, or the word a misspelt one was taken for.
+	As string
+	// Field is the field where it counted most.
+	Field Field
+}
+
+// nearTie is how close to the top score, relative to it, a hit must be
+// for a prior to move it.
+const nearTie = 0.05
+
+// Search returns the docs that match query, best first, at most limit
+// of them. prior, when not nil, gives each doc a value between 0 and 1
+// (others are clamped) that breaks ties and near-ties: the hits scoring
+// within 5% of the top one are ranked by their score times 1 + 0.05 ×
+// prior. Equal scores keep the docs' order.
+func (ix *Index) Search(query string, limit int, prior func(doc int) float64) []Hit {
+	q := ix.parse(query)
+	n := len(ix.lens)
+	score := make([]float64, n)
+	acc := make([]float64, n)
+	var touched, docs []int32
+	for _, c := range q.concepts {
+		df := 0
+		for _, m := range c.members {
+			ps := ix.postings[m.term]
+			df = max(df, len(ps))
+			for i := range ps {
+				p := &ps[i]
+				if acc[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				acc[p.doc] += m.weight * ix.tf(p)
+			}
+		}
+		idf := ix.idf(df)
+		for _, d := range touched {
+			if score[d] == 0 {
+				docs = append(docs, d)
+			}
+			score[d] += c.weight * idf * acc[d] * (k1 + 1) / (acc[d] + k1)
+			acc[d] = 0
+		}
+		touched = touched[:0]
+	}
+	hits := make([]Hit, len(docs))
+	for i, d := range docs {
+		hits[i] = Hit{Doc: int(d), Score: score[d]}
+		if q.question && ix.readOnly[d] {
+			hits[i].Score *= 1 + questionBonus
 		}
 	}
-	rs := []rune(text)
-	start := -1
-	for i, r := range rs {
+	byScore := func(x, y Hit) int { return cmp.Or(cmp.Compare(y.Score, x.Score), cmp.Compare(x.Doc, y.Doc)) }
+	slices.SortFunc(hits, byScore)
+	if prior != nil && len(hits) > 1 {
+		near := 1
+		for near < len(hits) && hits[near].Score >= (1-nearTie)*hits[0].Score {
+			near++
+		}
+		eff := make(map[int]float64, near)
+		for _, h := range hits[:near] {
+			eff[h.Doc] = h.Score * (1 + nearTie*min(max(prior(h.Doc), 0), 1))
+		}
+		slices.SortStableFunc(hits[:near], func(x, y Hit) int {
+			return cmp.Or(cmp.Compare(eff[y.Doc], eff[x.Doc]), cmp.Compare(x.Doc, y.Doc))
+		})
+	}
+	hits = hits[:min(limit, len(hits))]
+	for i := range hits {
+		ix.explain(&hits[i], q)
+	}
+	return hits
+}
+
+// explain fills in what h's doc matched of q.
+func (ix *Index) explain(h *Hit, q query) {
+	for _, c := range q.concepts {
+		best, bestW := Match{}, 0.0
+		for _, m := range c.members {
+			p := ix.find(m.term, h.Doc)
+			if p == nil {
+				continue
+			}
+			for f, n := range p.tf {
+				if w := m.weight * ix.weight[f]; n > 0 && w > bestW {
+					best, bestW = Match{Word: c.word, Phrase: c.phrase, As: m.as, Field: Field(f)}, w
+				}
+			}
+		}
 		switch {
-		case !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'':
-			if start >= 0 {
-				word(string(rs[start:i]))
-				start = -1
-			}
-		case start < 0:
-			start = i
-		case unicode.IsUpper(r) && unicode.IsLower(rs[i-1]) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
-			// getUnreadCount: a hump starts a word (but SpO2 is one).
-			word(string(rs[start:i]))
-			start = i
+		case bestW > 0:
+			h.Matched = append(h.Matched, best)
+		case !c.phrase:
+			h.Missed = append(h.Missed, c.word)
 		}
 	}
-	if start >= 0 {
-		word(string(rs[start:]))
-	}
-	return out
 }
 
-// stem strips the common English endings, so that words of one family
-// meet: emails and email, replied and reply, scheduling and schedule,
-// created and create. It is deliberately light; two words it maps apart
-// are bridged by the synonym table where it matters.
-func stem(w string) string {
-	w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "'")
-	if len(w) <= 3 {
-		return w
+// find returns the posting of term in doc, or nil.
+func (ix *Index) find(term string, doc int) *posting {
+	ps := ix.postings[term]
+	i, ok := slices.BinarySearchFunc(ps, int32(doc), func(p posting, d int32) int { return cmp.Compare(p.doc, d) })
+	if !ok {
+		return nil
 	}
-	switch {
-	case strings.HasSuffix(w, "sses"):
-		w = w[:len(w)-2]
-	case strings.HasSuffix(w, "ies") || strings.HasSuffix(w, "ied"):
-		w = w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") || strings.HasSuffix(w, "is"):
-	case strings.HasSuffix(w, "s"):
-		w = w[:len(w)-1]
-	}
-	for _, suffix := range []string{"ing", "ed"} {
-		stem, ok := strings.CutSuffix(w, suffix)
-		if !ok || len(stem) < 3 || !strings.ContainsAny(stem, "aeiouy") {
-			continue
-		}
-		w = stem
-		if n := len(w); w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
-			w = w[:n-1] // running, planned
-		}
-		break
-	}
-	if len(w) > 3 {
-		w = strings.TrimSuffix(w, "e") // create, created, creating
-	}
-	return w
-}
-
-var stopWords = setOf(`a an the to of for from on in at by with and or is are was be been it its this that these those
-what what's which who whom whose me my i i'm you your we our us he she they them their all any some please can could would
-will do does did so as if then than there here into about up out just also only very too how be not no yes`)
-
-func setOf(words string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(words) {
-		m[w] = true
-	}
-	return m
+	return &ps[i]
 }
