@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
 
@@ -23,21 +25,18 @@ func testEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
 	}, &out, &errb
 }
 
-// parse runs flag and environment handling only and returns the options.
+// parse runs flag and environment handling only, for every flag the
+// bridge has, and returns the options.
 func parse(t *testing.T, vars map[string]string, args ...string) (*options, error) {
 	t.Helper()
 	e, _, _ := testEnv(vars)
-	opts := &options{}
-	cmd := newRootCmd(e)
-	cmd.PersistentPreRunE = nil
-	opts.register(cmd.Flags())
-	if err := cmd.Flags().Parse(args); err != nil {
+	opts := newOptions()
+	fs := pflag.NewFlagSet("tairseach-mcp", pflag.ContinueOnError)
+	opts.register(fs, allFlags)
+	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if err := bindEnv(cmd, e.getenv); err != nil {
-		return nil, err
-	}
-	return opts, opts.resolve()
+	return opts, opts.load(fs, e.getenv)
 }
 
 func TestPrecedenceIsFlagThenEnvironmentThenDefault(t *testing.T) {
@@ -130,7 +129,7 @@ func TestBadSettingsAreUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e, _, errb := testEnv(tt.vars)
-			code := run(context.Background(), e, append(tt.args, "version"))
+			code := run(context.Background(), e, tt.args)
 			if code != exitUsage {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitUsage, errb)
 			}
@@ -290,10 +289,10 @@ func TestCommandsFlagsAndValuesSayWhatToType(t *testing.T) {
 		{[]string{"tols"}, nil, `unknown command "tols" (did you mean tools?)`},
 		{[]string{"tools", "--sockt", "/x"}, nil, "unknown flag: --sockt (did you mean --socket?)"},
 		{[]string{"validate", "--jsn"}, nil, "Run 'tairseach-mcp validate --help' for usage."},
-		{[]string{"--max-reply-size", "1 potato", "version"}, nil, `"1 potato" is not a size: write bytes, or a number with a unit such as 32MiB`},
-		{[]string{"version"}, map[string]string{"TAIRSEACH_NO_WATCH": "maybe"}, `TAIRSEACH_NO_WATCH="maybe": "maybe" is not a boolean: use true or false`},
-		{[]string{"--pool-size", "many", "version"}, nil, `"many" is not a whole number`},
-		{[]string{"--call-timeout", "soon", "version"}, nil, `"soon" is not a duration`},
+		{[]string{"--max-reply-size", "1 potato"}, nil, `"1 potato" is not a size: write bytes, or a number with a unit such as 32MiB`},
+		{nil, map[string]string{"TAIRSEACH_NO_WATCH": "maybe"}, `TAIRSEACH_NO_WATCH="maybe": "maybe" is not a boolean: use true or false`},
+		{[]string{"--pool-size", "many"}, nil, `"many" is not a whole number`},
+		{[]string{"--call-timeout", "soon"}, nil, `"soon" is not a duration`},
 	} {
 		e, _, errb := testEnv(tt.vars)
 		if code := run(context.Background(), e, tt.args); code != exitUsage {
@@ -435,5 +434,44 @@ func TestCallAndToolsWithAToolThatAsksFirst(t *testing.T) {
 	run(t.Context(), e, []string{"tools", "--manifests", dir, "--confirm", "*keep"})
 	if !strings.Contains(out.String(), "yes: destructiveHint") || !strings.Contains(out.String(), "yes: --confirm *keep") {
 		t.Errorf("tools does not say which tools ask first:\n%s", out)
+	}
+}
+
+// version and uninstall take none of the bridge's flags, and stats only
+// --audit-log: their help lists no other, the command line refuses them,
+// and their variables change nothing.
+func TestCommandsWithoutTheBridgesFlags(t *testing.T) {
+	for _, tt := range []struct {
+		cmd  string
+		want []string // flags its help lists
+	}{
+		{"version", nil},
+		{"uninstall", []string{"--name", "--dry-run"}},
+		{"stats", []string{"--audit-log", "--since", "--until", "--tool", "--json"}},
+	} {
+		e, out, errb := testEnv(nil)
+		if code := run(t.Context(), e, []string{tt.cmd, "--help"}); code != exitOK {
+			t.Fatalf("%s --help: exit %d, %s", tt.cmd, code, errb)
+		}
+		for _, flag := range []string{"--tls-cert", "--listen", "--call-timeout", "--socket", "--manifests", "--max-held-bytes", "--audit-values"} {
+			if strings.Contains(out.String(), flag) {
+				t.Errorf("%s --help lists %s:\n%s", tt.cmd, flag, out)
+			}
+		}
+		for _, flag := range tt.want {
+			if !strings.Contains(out.String(), flag) {
+				t.Errorf("%s --help does not list %s:\n%s", tt.cmd, flag, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"version", "--socket", "/x.sock"}, {"--call-timeout", "5s", "version"}, {"uninstall", "cursor", "--manifests", "/m"}} {
+		e, _, errb := testEnv(nil)
+		if code := run(t.Context(), e, args); code != exitUsage || !strings.Contains(errb.String(), "unknown flag: --") {
+			t.Errorf("%v: exit %d, stderr %q; want %d and an unknown flag", args, code, errb, exitUsage)
+		}
+	}
+	e, out, errb := testEnv(map[string]string{"TAIRSEACH_CALL_TIMEOUT": "soon", "TAIRSEACH_TRANSPORT": "pigeon"})
+	if code := run(t.Context(), e, []string{"version"}); code != exitOK || !strings.HasPrefix(out.String(), "tairseach-mcp ") {
+		t.Errorf("version with variables of flags it does not take: exit %d, %s%s", code, out, errb)
 	}
 }

@@ -67,10 +67,11 @@ as a client would, and runs a short session). The exit status is 1 when a check 
 				return err
 			}
 			home, _ := os.UserHomeDir()
-			d.exe, d.args = exe, serverArgs(cmd.InheritedFlags(), home)
+			d.exe, d.args = exe, serverArgs(cmd.Flags(), home)
 			return runDoctor(cmd.Context(), e, opts, d)
 		},
 	}
+	opts.register(cmd.Flags(), allFlags)
 	cmd.Flags().BoolVar(&d.asJSON, "json", false, "print the checks as JSON")
 	cmd.Flags().StringVar(&d.name, "name", "tairseach", "name of the bridge's entry in clients' files")
 	return cmd

@@ -57,7 +57,7 @@ client but claude-desktop can. See docs/http.md.`,
 				return clientconfig.List(e.stdout, m, exe, o.Name)
 			}
 			if o.url != "" {
-				return installURL(e, opts, args, o, cmd.InheritedFlags())
+				return installURL(e, opts, args, o, cmd.Flags())
 			}
 			m, c, err := target(e, args)
 			if err == nil {
@@ -66,13 +66,14 @@ client but claude-desktop can. See docs/http.md.`,
 			if err != nil {
 				return err
 			}
-			entry := clientconfig.CommandEntry{Command: exe, Args: serverArgs(cmd.InheritedFlags(), m.Home)}
+			entry := clientconfig.CommandEntry{Command: exe, Args: serverArgs(cmd.Flags(), m.Home)}
 			if o.audit && !cmd.Flags().Changed("audit-log") {
 				entry.Args = append(entry.Args, "--audit-log="+defaultAuditLog(m.Home))
 			}
 			return clientconfig.Install(e.stdout, m, c, entry, o.Options)
 		},
 	}
+	opts.register(cmd.Flags(), allFlags)
 	o.register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Force, "force", false, "replace a different server of the same name; write even if the client is not found")
 	cmd.Flags().BoolVar(&o.list, "list", false, "show the clients found on this machine and whether the bridge is installed there")
@@ -162,13 +163,14 @@ func checkExecutable(p string) error {
 // pathFlags are the flags whose values are paths, written absolute.
 var pathFlags = map[string]bool{"socket": true, "manifests": true, "audit-log": true}
 
-// serverArgs lists the global flags that were set (on the command line or
-// through their variables) to something other than their defaults, as
-// --name=value. Flags added later are carried without change here.
+// serverArgs lists the settings of fs that were set (on the command line
+// or through their variables) to something other than their defaults, as
+// --name=value; the command's own flags are not settings. Flags added
+// later are carried without change here.
 func serverArgs(fs *pflag.FlagSet, home string) []string {
 	var args []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		if !f.Changed || f.Value.String() == f.DefValue {
+		if _, ok := settingOf(f.Name); !ok || !f.Changed || f.Value.String() == f.DefValue {
 			return
 		}
 		values := []string{f.Value.String()}
