@@ -3,13 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
@@ -287,7 +290,7 @@ func TestCommandsFlagsAndValuesSayWhatToType(t *testing.T) {
 		want string
 	}{
 		{[]string{"tols"}, nil, `unknown command "tols" (did you mean tools?)`},
-		{[]string{"tools", "--sockt", "/x"}, nil, "unknown flag: --sockt (did you mean --socket?)"},
+		{[]string{"call", "--sockt", "/x", "tairseach_notes_list"}, nil, "unknown flag: --sockt (did you mean --socket?)"},
 		{[]string{"validate", "--jsn"}, nil, "Run 'tairseach-mcp validate --help' for usage."},
 		{[]string{"--max-reply-size", "1 potato"}, nil, `"1 potato" is not a size: write bytes, or a number with a unit such as 32MiB`},
 		{nil, map[string]string{"TAIRSEACH_NO_WATCH": "maybe"}, `TAIRSEACH_NO_WATCH="maybe": "maybe" is not a boolean: use true or false`},
@@ -473,5 +476,68 @@ func TestCommandsWithoutTheBridgesFlags(t *testing.T) {
 	e, out, errb := testEnv(map[string]string{"TAIRSEACH_CALL_TIMEOUT": "soon", "TAIRSEACH_TRANSPORT": "pigeon"})
 	if code := run(t.Context(), e, []string{"version"}); code != exitOK || !strings.HasPrefix(out.String(), "tairseach-mcp ") {
 		t.Errorf("version with variables of flags it does not take: exit %d, %s%s", code, out, errb)
+	}
+}
+
+// Each command takes the flags of the bridge's settings it uses, and no
+// other: its help lists them, and the command line refuses the others.
+func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
+	var (
+		catalog  = []string{"manifests", "prefix"}
+		filter   = []string{"include", "exclude", "read-only"}
+		policy   = []string{"tool-mode", "confirm", "confirm-unsupported"}
+		backend  = []string{"socket", "call-timeout", "pool-size", "max-reply-size", "allow-any-peer"}
+		checks   = []string{"max-depth", "max-number-length", "max-checked-size", "max-checked-values"}
+		logs     = []string{"log-level", "log-format"}
+		session  = []string{"instructions", "no-watch", "progress-interval", "max-message-size", "max-in-flight", "max-held-bytes"}
+		audit    = []string{"audit-log", "audit-values", "audit-max-size", "audit-keep"}
+		listener = []string{"transport", "listen", "allowed-origins", "allowed-hosts", "auth-token-file", "tls-cert", "tls-key", "insecure-http",
+			"max-sessions", "session-timeout", "max-total-in-flight", "max-total-held-bytes", "max-body-size", "header-timeout", "idle-timeout", "stall-timeout", "max-streams"}
+		entry = slices.Concat(catalog, filter, policy, backend, checks, logs, session, audit) // what a stdio bridge takes
+		all   = slices.Concat(entry, listener)
+	)
+	if len(all) != len(settings) {
+		t.Fatalf("the test names %d settings, the bridge has %d", len(all), len(settings))
+	}
+	for _, tt := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"", all},
+		{"install", all},
+		{"doctor", entry},
+		{"tools", slices.Concat(catalog, filter, policy)},
+		{"call", slices.Concat(catalog, filter, policy, backend, checks, logs, audit)},
+		{"read", slices.Concat(catalog, filter, backend, logs, audit)},
+		{"prompt", slices.Concat(catalog, filter, backend, logs, audit)},
+		{"resources", slices.Concat(catalog, filter)},
+		{"prompts", slices.Concat(catalog, filter)},
+		{"validate", slices.Concat(catalog, filter)},
+		{"stats", []string{"audit-log"}},
+		{"version", nil},
+		{"uninstall", nil},
+	} {
+		name := tt.cmd
+		if name == "" {
+			name = "tairseach-mcp"
+		}
+		root := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+		cmd, _, err := root.Find(strings.Fields(tt.cmd))
+		if err != nil || cmd.Name() != name {
+			t.Fatalf("%s: found %s, %v", name, cmd.Name(), err)
+		}
+		var got []string
+		for _, fs := range []*pflag.FlagSet{cmd.LocalFlags(), cmd.InheritedFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if slices.Contains(all, f.Name) {
+					got = append(got, f.Name)
+				}
+			})
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(tt.want))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s takes (-want +got):\n%s", name, diff)
+		}
 	}
 }

@@ -71,7 +71,7 @@ as a client would, and runs a short session). The exit status is 1 when a check 
 			return runDoctor(cmd.Context(), e, opts, d)
 		},
 	}
-	opts.register(cmd.Flags(), allFlags)
+	opts.register(cmd.Flags(), entryFlags) // as a client starts the bridge, over stdio
 	cmd.Flags().BoolVar(&d.asJSON, "json", false, "print the checks as JSON")
 	cmd.Flags().StringVar(&d.name, "name", "tairseach", "name of the bridge's entry in clients' files")
 	return cmd
