@@ -479,6 +479,38 @@ func TestCommandsWithoutTheBridgesFlags(t *testing.T) {
 	}
 }
 
+// A variable sets its flag's value, and leaves the flag unchanged: what
+// Changed says came from the command line.
+func TestAVariableDoesNotChangeItsFlag(t *testing.T) {
+	opts := newOptions()
+	fs := pflag.NewFlagSet("tairseach-mcp", pflag.ContinueOnError)
+	opts.register(fs, allFlags)
+	if err := fs.Parse([]string{"--prefix", "p"}); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"TAIRSEACH_CALL_TIMEOUT": "5s", "TAIRSEACH_MANIFESTS": "/a", "TAIRSEACH_NO_WATCH": "1", "TAIRSEACH_PREFIX": "q", "TAIRSEACH_LOG_LEVEL": "warn"}
+	if err := opts.load(fs, func(k string) (string, bool) { v, ok := vars[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if opts.callTimeout != 5*time.Second || !slices.Equal(opts.manifests, []string{"/a"}) || !opts.noWatch || opts.prefix != "p" || opts.logLevel != "warn" {
+		t.Errorf("settings %+v", opts)
+	}
+	for _, name := range []string{"call-timeout", "manifests", "no-watch", "log-level"} {
+		if fs.Changed(name) {
+			t.Errorf("--%s is Changed by its variable", name)
+		}
+	}
+	if !fs.Changed("prefix") {
+		t.Error("--prefix given is not Changed")
+	}
+	if want := []string{"manifests", "call-timeout", "log-level", "no-watch"}; !slices.Equal(slices.Sorted(slices.Values(opts.fromEnv)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("set from variables: %v, want %v", opts.fromEnv, want)
+	}
+	if !opts.logLevelSet {
+		t.Error("--log-level's variable does not count as asking for a level")
+	}
+}
+
 // Each command takes the flags of the bridge's settings it uses, and no
 // other: its help lists them, and the command line refuses the others.
 func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
@@ -504,7 +536,7 @@ func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
 		want []string
 	}{
 		{"", all},
-		{"install", all},
+		{"install", slices.Concat(entry, []string{"auth-token-file"})}, // with --url, its token
 		{"doctor", entry},
 		{"tools", slices.Concat(catalog, filter, policy)},
 		{"call", slices.Concat(catalog, filter, policy, backend, checks, logs, audit)},

@@ -46,7 +46,7 @@ type doctorOptions struct {
 	asJSON bool
 	name   string   // the bridge's entry in clients' files
 	exe    string   // the binary to start as a client would: this one
-	args   []string // its flags: this run's effective ones
+	args   []string // its flags: those given to doctor; it inherits the variables
 }
 
 func newDoctorCmd(e *env, opts *options) *cobra.Command {

@@ -29,8 +29,9 @@ func newInstallCmd(e *env, opts *options) *cobra.Command {
 		Short: "Add the bridge to an MCP client's configuration",
 		Long: `install adds a server entry that runs this binary to CLIENT's user configuration
 file (one of ` + clientNames() + `), and keeps the rest of the file. The entry carries
-the global flags set here, or through their TAIRSEACH_ variables, that differ from their
-defaults. The previous file is kept as FILE.bak. See docs/clients.md.
+the flags given here that differ from their defaults, those of a bridge a client starts
+over stdio; their TAIRSEACH_ variables are not written, as the client does not see them.
+The previous file is kept as FILE.bak. See docs/clients.md.
 
 With --url, the entry instead reaches a bridge already serving HTTP
 (tairseach-mcp --transport http) at that URL, in the client's own format, with the
@@ -59,21 +60,11 @@ client but claude-desktop can. See docs/http.md.`,
 			if o.url != "" {
 				return installURL(e, opts, args, o, cmd.Flags())
 			}
-			m, c, err := target(e, args)
-			if err == nil {
-				err = checkExecutable(exe)
-			}
-			if err != nil {
-				return err
-			}
-			entry := clientconfig.CommandEntry{Command: exe, Args: serverArgs(cmd.Flags(), m.Home)}
-			if o.audit && !cmd.Flags().Changed("audit-log") {
-				entry.Args = append(entry.Args, "--audit-log="+defaultAuditLog(m.Home))
-			}
-			return clientconfig.Install(e.stdout, m, c, entry, o.Options)
+			return installCommand(e, opts, args, o, exe, cmd.Flags())
 		},
 	}
-	opts.register(cmd.Flags(), allFlags)
+	opts.register(cmd.Flags(), entryFlags, "auth-token-file")
+	cmd.Flags().Lookup("auth-token-file").Usage = "with --url: file holding the bearer token the entry sends (or set TAIRSEACH_AUTH_TOKEN) (env TAIRSEACH_AUTH_TOKEN_FILE)"
 	o.register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Force, "force", false, "replace a different server of the same name; write even if the client is not found")
 	cmd.Flags().BoolVar(&o.list, "list", false, "show the clients found on this machine and whether the bridge is installed there")
@@ -163,14 +154,14 @@ func checkExecutable(p string) error {
 // pathFlags are the flags whose values are paths, written absolute.
 var pathFlags = map[string]bool{"socket": true, "manifests": true, "audit-log": true}
 
-// serverArgs lists the settings of fs that were set (on the command line
-// or through their variables) to something other than their defaults, as
-// --name=value; the command's own flags are not settings. Flags added
-// later are carried without change here.
+// serverArgs lists the settings of a bridge over stdio that the command
+// line set to something other than their defaults, as --name=value: not
+// the command's own flags, nor the HTTP bridge's, nor what came from a
+// variable. Flags added later are carried without change here.
 func serverArgs(fs *pflag.FlagSet, home string) []string {
 	var args []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		if _, ok := settingOf(f.Name); !ok || !f.Changed || f.Value.String() == f.DefValue {
+		if s, ok := settingOf(f.Name); !ok || s.group&entryFlags == 0 || !f.Changed || f.Value.String() == f.DefValue {
 			return
 		}
 		values := []string{f.Value.String()}
@@ -193,6 +184,36 @@ func serverArgs(fs *pflag.FlagSet, home string) []string {
 	return args
 }
 
+// installCommand installs an entry that starts exe, this binary, with
+// the settings that flags has from the command line. A client does not
+// see this shell's variables: those set are named, and not written.
+func installCommand(e *env, opts *options, args []string, o installOptions, exe string, flags *pflag.FlagSet) error {
+	if flags.Changed("auth-token-file") {
+		return usageError{errors.New("--auth-token-file goes with --url: a bridge the client starts over stdio takes no token")}
+	}
+	m, c, err := target(e, args)
+	if err == nil {
+		err = checkExecutable(exe)
+	}
+	if err != nil {
+		return err
+	}
+	entry := clientconfig.CommandEntry{Command: exe, Args: serverArgs(flags, m.Home)}
+	if o.audit && !flags.Changed("audit-log") {
+		entry.Args = append(entry.Args, "--audit-log="+defaultAuditLog(m.Home))
+	}
+	var vars []string
+	for _, name := range opts.fromEnv {
+		if s, _ := settingOf(name); s.group&entryFlags != 0 {
+			vars = append(vars, s.env)
+		}
+	}
+	if len(vars) > 0 {
+		fmt.Fprintf(e.stdout, "Not written (variables of this shell, which the client does not see; give install their flags to write them): %s\n", strings.Join(vars, " "))
+	}
+	return clientconfig.Install(e.stdout, m, c, entry, o.Options)
+}
+
 // installURL installs an entry that reaches the HTTP bridge at o.url.
 // The bridge's flags set here are the bridge's business: they are named,
 // and not written.
@@ -211,13 +232,7 @@ func installURL(e *env, opts *options, args []string, o installOptions, flags *p
 	if err != nil {
 		return err
 	}
-	var ignored []string
-	for _, a := range serverArgs(flags, m.Home) {
-		if !strings.HasPrefix(a, "--auth-token-file=") {
-			ignored = append(ignored, a)
-		}
-	}
-	if len(ignored) > 0 {
+	if ignored := serverArgs(flags, m.Home); len(ignored) > 0 {
 		fmt.Fprintf(e.stdout, "Not written (they are the HTTP bridge's flags, set where it runs): %s\n", strings.Join(ignored, " "))
 	}
 	return clientconfig.Install(e.stdout, m, c, clientconfig.NewURLEntry(o.url, token), o.Options)

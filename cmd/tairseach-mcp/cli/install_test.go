@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,8 +99,9 @@ func TestInstallRefusesATemporaryGoRunBinary(t *testing.T) {
 	}
 }
 
-// TestInstallCommand runs the command as a user would: flags that were
-// set are carried, paths made absolute; install's own flags are not.
+// TestInstallCommand runs the command as a user would: the flags given
+// are carried, paths made absolute; install's own flags are not, nor the
+// variables set, which the client would not see: those are named.
 func TestInstallCommand(t *testing.T) {
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".cursor"), 0o700)
@@ -118,10 +120,13 @@ func TestInstallCommand(t *testing.T) {
 	var got map[string]map[string]clientconfig.CommandEntry
 	json.Unmarshal([]byte(readFile(t, filepath.Join(home, ".cursor", "mcp.json"))), &got)
 	want := clientconfig.CommandEntry{Command: exe, Args: []string{
-		"--call-timeout=5s", "--manifests=" + filepath.Join(cwd, "m1"), "--manifests=/abs/m2", "--no-watch", "--socket=" + filepath.Join(realHome, "s.sock"),
+		"--manifests=" + filepath.Join(cwd, "m1"), "--manifests=/abs/m2", "--no-watch", "--socket=" + filepath.Join(realHome, "s.sock"),
 	}}
 	if diff := cmp.Diff(want, got["mcpServers"]["t"]); diff != "" {
 		t.Errorf("entry (-want +got):\n%s\noutput: %s", diff, out)
+	}
+	if want := "Not written (variables of this shell, which the client does not see; give install their flags to write them): TAIRSEACH_CALL_TIMEOUT TAIRSEACH_LOG_LEVEL\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("output does not name the variables set:\n%s", out)
 	}
 
 	for _, tt := range []struct {
@@ -140,5 +145,45 @@ func TestInstallCommand(t *testing.T) {
 		if code := run(context.Background(), e, tt.args); code != tt.code || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d, %q", tt.args, code, errb, tt.code, tt.want)
 		}
+	}
+}
+
+// A stdio entry carries no flag of the HTTP bridge: install refuses them,
+// and their variables are not written either.
+func TestInstallWritesNoHTTPFlagsInAStdioEntry(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".cursor"), 0o700)
+	file := filepath.Join(home, ".cursor", "mcp.json")
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "127.0.0.1:9000"}, "unknown flag: --listen"},
+		{[]string{"--transport", "http"}, "unknown flag: --transport"},
+		{[]string{"--tls-cert", "c.pem", "--tls-key", "k.pem"}, "unknown flag: --tls-cert"},
+		{[]string{"--insecure-http"}, "unknown flag: --insecure-http"},
+		{[]string{"--max-sessions", "3"}, "unknown flag: --max-sessions"},
+		{[]string{"--auth-token-file", tokenFile}, "--auth-token-file goes with --url"},
+	} {
+		e, _, errb := testEnv(map[string]string{"HOME": home})
+		if code := run(t.Context(), e, append([]string{"install", "cursor", "--force"}, tt.args...)); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("install %v: exit %d, stderr %q; want %d and %q", tt.args, code, errb, exitUsage, tt.want)
+		}
+		if _, err := os.Stat(file); err == nil {
+			t.Fatalf("install %v wrote %s:\n%s", tt.args, file, readFile(t, file))
+		}
+	}
+	vars := map[string]string{"HOME": home, "TAIRSEACH_TRANSPORT": "http", "TAIRSEACH_LISTEN": "127.0.0.1:9000", "TAIRSEACH_AUTH_TOKEN_FILE": tokenFile,
+		"TAIRSEACH_TLS_CERT": "c.pem", "TAIRSEACH_TLS_KEY": "k.pem", "TAIRSEACH_MAX_SESSIONS": "3"}
+	e, out, errb := testEnv(vars)
+	if code := run(t.Context(), e, []string{"install", "cursor", "--socket", "/run/t.sock"}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var got map[string]map[string]clientconfig.CommandEntry
+	json.Unmarshal([]byte(readFile(t, file)), &got)
+	if args := got["mcpServers"]["tairseach"].Args; !slices.Equal(args, []string{"--socket=/run/t.sock"}) {
+		t.Errorf("the HTTP bridge's variables set: args %q, want --socket alone\n%s", args, out)
 	}
 }

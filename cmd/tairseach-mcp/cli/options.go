@@ -51,6 +51,7 @@ type options struct {
 	confirmDeny    string           // --confirm-unsupported
 	confirmPolicy  registry.Confirm // of confirm and confirmDeny, made by resolve
 	logLevelSet    bool             // --log-level or its variable was given
+	fromEnv        []string         // the flags set from their variables
 	http           httpOptions
 }
 
@@ -229,8 +230,11 @@ func (o *options) add(fs *pflag.FlagSet, name, usage string) {
 
 // bindEnv sets every flag of fs the command line left alone from its
 // environment variable, when that is set (even to "": TAIRSEACH_PREFIX=""
-// means no prefix). A value the flag refuses is a usage error.
-func bindEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
+// means no prefix), and returns the flags it set. Such a flag is not
+// Changed: that says what the command line gave. A value the flag
+// refuses is a usage error.
+func bindEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) ([]string, error) {
+	var set []string
 	for _, s := range settings {
 		f := fs.Lookup(s.flag)
 		if f == nil || f.Changed {
@@ -243,28 +247,28 @@ func bindEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
 		if s.flag == "manifests" {
 			if strings.Trim(v, string(filepath.ListSeparator)) == "" {
 				// Not the default: whoever set it meant some folder.
-				return usageError{fmt.Errorf("%s=%q names no folder: set it to the folders that hold your manifests, or unset it for the default", s.env, v)}
+				return nil, usageError{fmt.Errorf("%s=%q names no folder: set it to the folders that hold your manifests, or unset it for the default", s.env, v)}
 			}
 			for _, p := range filepath.SplitList(v) {
 				if p == "" {
 					continue // a stray separator, as in "a:"
 				}
 				if err := f.Value.Set(p); err != nil {
-					return usageError{fmt.Errorf("%s: %w", s.env, err)}
+					return nil, usageError{fmt.Errorf("%s: %w", s.env, err)}
 				}
-				f.Changed = true
 			}
+			set = append(set, s.flag)
 			continue
 		}
 		if f.Value.Type() == "bool" && v == "" {
 			continue
 		}
 		if err := f.Value.Set(v); err != nil {
-			return usageError{fmt.Errorf("%s=%q: %w", s.env, v, err)}
+			return nil, usageError{fmt.Errorf("%s=%q: %w", s.env, v, err)}
 		}
-		f.Changed = true
+		set = append(set, s.flag)
 	}
-	return nil
+	return set, nil
 }
 
 // resolve fills in defaults that depend on the machine and checks values.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -160,13 +161,14 @@ see its --help.`,
 // load sets the settings whose flags fs has and the command line left
 // alone from the environment, and resolves them all.
 func (o *options) load(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
-	if err := bindEnv(fs, getenv); err != nil {
+	var err error
+	if o.fromEnv, err = bindEnv(fs, getenv); err != nil {
 		return err
 	}
 	if token, ok := getenv("TAIRSEACH_AUTH_TOKEN"); ok {
 		o.http.token = token // from the environment only: a flag would show in ps
 	}
-	o.logLevelSet = fs.Changed("log-level")
+	o.logLevelSet = fs.Changed("log-level") || slices.Contains(o.fromEnv, "log-level")
 	return o.resolve()
 }
 
