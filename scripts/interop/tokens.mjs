@@ -24,14 +24,14 @@ const pct = (x) => `${(100 * x).toFixed(1)}%`;
 
 const mode = opt.mode;
 for (const dir of dirs) {
-  const args = ["--manifests", dir, "--tool-mode", mode, "--log-level", "error"];
+  const args = ["--manifests", dir, "--tool-mode", mode];
   const name = `${mode} ${basename(dir)}`;
   const est = JSON.parse(execFileSync(opt.bridge, ["tools", "--tokens", "--json", ...args], { encoding: "utf8" }));
   const request = JSON.stringify({
     jsonrpc: "2.0", id: 1, method: "tools/list",
     params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } },
   });
-  const line = execFileSync(opt.bridge, args, { input: request + "\n", encoding: "utf8" }).trim();
+  const line = execFileSync(opt.bridge, [...args, "--log-level", "error"], { input: request + "\n", encoding: "utf8" }).trim();
   // Each tool's JSON exactly as sent: the response's tools array, split
   // by re-encoding (the bridge sends compact JSON, so this is the same).
   const tools = JSON.parse(line).result.tools.map((t) => JSON.stringify(t));

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tairseach/tairseach-mcp/cmd/tairseach-mcp/clientconfig"
 	"github.com/tairseach/tairseach-mcp/registry/audit"
 )
 
@@ -60,7 +61,7 @@ func TestInstallAuditAddsTheSharedLog(t *testing.T) {
 		if code := run(context.Background(), e, append([]string{"install", "cursor", "--force"}, args...)); code != exitOK {
 			t.Fatalf("exit %d: %s", code, errb)
 		}
-		var got map[string]map[string]serverEntry
+		var got map[string]map[string]clientconfig.CommandEntry
 		json.Unmarshal([]byte(readFile(t, filepath.Join(home, ".cursor", "mcp.json"))), &got)
 		return got["mcpServers"]["tairseach"].Args
 	}

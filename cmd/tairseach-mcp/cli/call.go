@@ -39,6 +39,7 @@ that are not a JSON object and other wrong usage, and 3 when no tool answers to 
 			return runCall(cmd.Context(), e, opts, args, asJSON, yes)
 		},
 	}
+	opts.register(cmd.Flags(), catalogFlags|filterFlags|policyFlags|backendFlags|checkFlags|logFlags|auditFlags)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole MCP result (content, structuredContent, isError) as JSON")
 	cmd.Flags().BoolVar(&yes, "yes", false, "answer yes when the tool asks before it runs (without it, call asks on the terminal, and refuses in a script)")
 	return cmd

@@ -3,12 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
@@ -23,21 +28,18 @@ func testEnv(vars map[string]string) (*env, *bytes.Buffer, *bytes.Buffer) {
 	}, &out, &errb
 }
 
-// parse runs flag and environment handling only and returns the options.
+// parse runs flag and environment handling only, for every flag the
+// bridge has, and returns the options.
 func parse(t *testing.T, vars map[string]string, args ...string) (*options, error) {
 	t.Helper()
 	e, _, _ := testEnv(vars)
-	opts := &options{}
-	cmd := newRootCmd(e)
-	cmd.PersistentPreRunE = nil
-	opts.register(cmd.Flags())
-	if err := cmd.Flags().Parse(args); err != nil {
+	opts := newOptions()
+	fs := pflag.NewFlagSet("tairseach-mcp", pflag.ContinueOnError)
+	opts.register(fs, allFlags)
+	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if err := bindEnv(cmd, e.getenv); err != nil {
-		return nil, err
-	}
-	return opts, opts.resolve()
+	return opts, opts.load(fs, e.getenv)
 }
 
 func TestPrecedenceIsFlagThenEnvironmentThenDefault(t *testing.T) {
@@ -130,7 +132,7 @@ func TestBadSettingsAreUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e, _, errb := testEnv(tt.vars)
-			code := run(context.Background(), e, append(tt.args, "version"))
+			code := run(context.Background(), e, tt.args)
 			if code != exitUsage {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitUsage, errb)
 			}
@@ -288,12 +290,12 @@ func TestCommandsFlagsAndValuesSayWhatToType(t *testing.T) {
 		want string
 	}{
 		{[]string{"tols"}, nil, `unknown command "tols" (did you mean tools?)`},
-		{[]string{"tools", "--sockt", "/x"}, nil, "unknown flag: --sockt (did you mean --socket?)"},
+		{[]string{"call", "--sockt", "/x", "tairseach_notes_list"}, nil, "unknown flag: --sockt (did you mean --socket?)"},
 		{[]string{"validate", "--jsn"}, nil, "Run 'tairseach-mcp validate --help' for usage."},
-		{[]string{"--max-reply-size", "1 potato", "version"}, nil, `"1 potato" is not a size: write bytes, or a number with a unit such as 32MiB`},
-		{[]string{"version"}, map[string]string{"TAIRSEACH_NO_WATCH": "maybe"}, `TAIRSEACH_NO_WATCH="maybe": "maybe" is not a boolean: use true or false`},
-		{[]string{"--pool-size", "many", "version"}, nil, `"many" is not a whole number`},
-		{[]string{"--call-timeout", "soon", "version"}, nil, `"soon" is not a duration`},
+		{[]string{"--max-reply-size", "1 potato"}, nil, `"1 potato" is not a size: write bytes, or a number with a unit such as 32MiB`},
+		{nil, map[string]string{"TAIRSEACH_NO_WATCH": "maybe"}, `TAIRSEACH_NO_WATCH="maybe": "maybe" is not a boolean: use true or false`},
+		{[]string{"--pool-size", "many"}, nil, `"many" is not a whole number`},
+		{[]string{"--call-timeout", "soon"}, nil, `"soon" is not a duration`},
 	} {
 		e, _, errb := testEnv(tt.vars)
 		if code := run(context.Background(), e, tt.args); code != exitUsage {
@@ -435,5 +437,139 @@ func TestCallAndToolsWithAToolThatAsksFirst(t *testing.T) {
 	run(t.Context(), e, []string{"tools", "--manifests", dir, "--confirm", "*keep"})
 	if !strings.Contains(out.String(), "yes: destructiveHint") || !strings.Contains(out.String(), "yes: --confirm *keep") {
 		t.Errorf("tools does not say which tools ask first:\n%s", out)
+	}
+}
+
+// version and uninstall take none of the bridge's flags, and stats only
+// --audit-log: their help lists no other, the command line refuses them,
+// and their variables change nothing.
+func TestCommandsWithoutTheBridgesFlags(t *testing.T) {
+	for _, tt := range []struct {
+		cmd  string
+		want []string // flags its help lists
+	}{
+		{"version", nil},
+		{"uninstall", []string{"--name", "--dry-run"}},
+		{"stats", []string{"--audit-log", "--since", "--until", "--tool", "--json"}},
+	} {
+		e, out, errb := testEnv(nil)
+		if code := run(t.Context(), e, []string{tt.cmd, "--help"}); code != exitOK {
+			t.Fatalf("%s --help: exit %d, %s", tt.cmd, code, errb)
+		}
+		for _, flag := range []string{"--tls-cert", "--listen", "--call-timeout", "--socket", "--manifests", "--max-held-bytes", "--audit-values"} {
+			if strings.Contains(out.String(), flag) {
+				t.Errorf("%s --help lists %s:\n%s", tt.cmd, flag, out)
+			}
+		}
+		for _, flag := range tt.want {
+			if !strings.Contains(out.String(), flag) {
+				t.Errorf("%s --help does not list %s:\n%s", tt.cmd, flag, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"version", "--socket", "/x.sock"}, {"--call-timeout", "5s", "version"}, {"uninstall", "cursor", "--manifests", "/m"}} {
+		e, _, errb := testEnv(nil)
+		if code := run(t.Context(), e, args); code != exitUsage || !strings.Contains(errb.String(), "unknown flag: --") {
+			t.Errorf("%v: exit %d, stderr %q; want %d and an unknown flag", args, code, errb, exitUsage)
+		}
+	}
+	e, out, errb := testEnv(map[string]string{"TAIRSEACH_CALL_TIMEOUT": "soon", "TAIRSEACH_TRANSPORT": "pigeon"})
+	if code := run(t.Context(), e, []string{"version"}); code != exitOK || !strings.HasPrefix(out.String(), "tairseach-mcp ") {
+		t.Errorf("version with variables of flags it does not take: exit %d, %s%s", code, out, errb)
+	}
+}
+
+// A variable sets its flag's value, and leaves the flag unchanged: what
+// Changed says came from the command line.
+func TestAVariableDoesNotChangeItsFlag(t *testing.T) {
+	opts := newOptions()
+	fs := pflag.NewFlagSet("tairseach-mcp", pflag.ContinueOnError)
+	opts.register(fs, allFlags)
+	if err := fs.Parse([]string{"--prefix", "p"}); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"TAIRSEACH_CALL_TIMEOUT": "5s", "TAIRSEACH_MANIFESTS": "/a", "TAIRSEACH_NO_WATCH": "1", "TAIRSEACH_PREFIX": "q", "TAIRSEACH_LOG_LEVEL": "warn"}
+	if err := opts.load(fs, func(k string) (string, bool) { v, ok := vars[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if opts.callTimeout != 5*time.Second || !slices.Equal(opts.manifests, []string{"/a"}) || !opts.noWatch || opts.prefix != "p" || opts.logLevel != "warn" {
+		t.Errorf("settings %+v", opts)
+	}
+	for _, name := range []string{"call-timeout", "manifests", "no-watch", "log-level"} {
+		if fs.Changed(name) {
+			t.Errorf("--%s is Changed by its variable", name)
+		}
+	}
+	if !fs.Changed("prefix") {
+		t.Error("--prefix given is not Changed")
+	}
+	if want := []string{"manifests", "call-timeout", "log-level", "no-watch"}; !slices.Equal(slices.Sorted(slices.Values(opts.fromEnv)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("set from variables: %v, want %v", opts.fromEnv, want)
+	}
+	if !opts.logLevelSet {
+		t.Error("--log-level's variable does not count as asking for a level")
+	}
+}
+
+// Each command takes the flags of the bridge's settings it uses, and no
+// other: its help lists them, and the command line refuses the others.
+func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
+	var (
+		catalog  = []string{"manifests", "prefix"}
+		filter   = []string{"include", "exclude", "read-only"}
+		policy   = []string{"tool-mode", "search-learn", "confirm", "confirm-unsupported"}
+		backend  = []string{"socket", "call-timeout", "pool-size", "max-reply-size", "allow-any-peer"}
+		checks   = []string{"max-depth", "max-number-length", "max-checked-size", "max-checked-values"}
+		logs     = []string{"log-level", "log-format"}
+		session  = []string{"instructions", "no-watch", "progress-interval", "max-message-size", "max-in-flight", "max-held-bytes"}
+		audit    = []string{"audit-log", "audit-values", "audit-max-size", "audit-keep"}
+		listener = []string{"transport", "listen", "allowed-origins", "allowed-hosts", "auth-token-file", "tls-cert", "tls-key", "insecure-http",
+			"max-sessions", "session-timeout", "max-total-in-flight", "max-total-held-bytes", "max-body-size", "header-timeout", "idle-timeout", "stall-timeout", "max-streams"}
+		entry = slices.Concat(catalog, filter, policy, backend, checks, logs, session, audit) // what a stdio bridge takes
+		all   = slices.Concat(entry, listener)
+	)
+	if len(all) != len(settings) {
+		t.Fatalf("the test names %d settings, the bridge has %d", len(all), len(settings))
+	}
+	for _, tt := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"", all},
+		{"install", slices.Concat(entry, []string{"auth-token-file"})}, // with --url, its token
+		{"doctor", entry},
+		{"tools", slices.Concat(catalog, filter, policy)},
+		{"call", slices.Concat(catalog, filter, policy, backend, checks, logs, audit)},
+		{"read", slices.Concat(catalog, filter, backend, logs, audit)},
+		{"prompt", slices.Concat(catalog, filter, backend, logs, audit)},
+		{"resources", slices.Concat(catalog, filter)},
+		{"prompts", slices.Concat(catalog, filter)},
+		{"validate", slices.Concat(catalog, filter)},
+		{"stats", []string{"audit-log"}},
+		{"version", nil},
+		{"uninstall", nil},
+	} {
+		name := tt.cmd
+		if name == "" {
+			name = "tairseach-mcp"
+		}
+		root := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+		cmd, _, err := root.Find(strings.Fields(tt.cmd))
+		if err != nil || cmd.Name() != name {
+			t.Fatalf("%s: found %s, %v", name, cmd.Name(), err)
+		}
+		var got []string
+		for _, fs := range []*pflag.FlagSet{cmd.LocalFlags(), cmd.InheritedFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if slices.Contains(all, f.Name) {
+					got = append(got, f.Name)
+				}
+			})
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(tt.want))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s takes (-want +got):\n%s", name, diff)
+		}
 	}
 }

@@ -29,6 +29,7 @@ and why. It does not contact the backend: 'tairseach-mcp read URI' reads one.`,
 			return runResources(e, opts, asJSON)
 		},
 	}
+	opts.register(cmd.Flags(), catalogFlags|filterFlags)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
 }
@@ -131,6 +132,7 @@ would see, for the current --include and --exclude: each client name, its argume
 			return runPrompts(e, opts, asJSON)
 		},
 	}
+	opts.register(cmd.Flags(), catalogFlags|filterFlags)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
 }

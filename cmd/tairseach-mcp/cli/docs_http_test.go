@@ -23,7 +23,7 @@ func TestHTTPDocsNameEveryLimit(t *testing.T) {
 	_, section, _ := strings.Cut(string(data), "\n## Limits\n")
 	section, _, _ = strings.Cut(section, "\n## ")
 	fs := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard,
-		getenv: func(string) (string, bool) { return "", false }}).PersistentFlags()
+		getenv: func(string) (string, bool) { return "", false }}).Flags()
 	documented := map[string]bool{}
 	for line := range strings.Lines(section) {
 		cells := strings.Split(line, "|")
@@ -47,8 +47,8 @@ func TestHTTPDocsNameEveryLimit(t *testing.T) {
 		}
 	}
 	limits := []string{"max-in-flight", "max-held-bytes"}
-	for _, s := range httpSettings {
-		if !slices.Contains([]string{"listen", "allowed-origins", "allowed-hosts", "auth-token-file", "tls-cert", "tls-key", "insecure-http"}, s.flag) {
+	for _, s := range settings {
+		if s.group == httpFlags && !slices.Contains([]string{"transport", "listen", "allowed-origins", "allowed-hosts", "auth-token-file", "tls-cert", "tls-key", "insecure-http"}, s.flag) {
 			limits = append(limits, s.flag)
 		}
 	}
@@ -60,12 +60,8 @@ func TestHTTPDocsNameEveryLimit(t *testing.T) {
 }
 
 func envOf(flag string) string {
-	for _, s := range slices.Concat(settings, httpSettings) {
-		if s.flag == flag {
-			return s.env
-		}
-	}
-	return ""
+	s, _ := settingOf(flag)
+	return s.env
 }
 
 // The service files of docs/service run the bridge over HTTP with flags

@@ -46,7 +46,7 @@ type doctorOptions struct {
 	asJSON bool
 	name   string   // the bridge's entry in clients' files
 	exe    string   // the binary to start as a client would: this one
-	args   []string // its flags: this run's effective ones
+	args   []string // its flags: those given to doctor; it inherits the variables
 }
 
 func newDoctorCmd(e *env, opts *options) *cobra.Command {
@@ -67,10 +67,11 @@ as a client would, and runs a short session). The exit status is 1 when a check 
 				return err
 			}
 			home, _ := os.UserHomeDir()
-			d.exe, d.args = exe, serverArgs(cmd.InheritedFlags(), home)
+			d.exe, d.args = exe, serverArgs(cmd.Flags(), home)
 			return runDoctor(cmd.Context(), e, opts, d)
 		},
 	}
+	opts.register(cmd.Flags(), entryFlags) // as a client starts the bridge, over stdio
 	cmd.Flags().BoolVar(&d.asJSON, "json", false, "print the checks as JSON")
 	cmd.Flags().StringVar(&d.name, "name", "tairseach", "name of the bridge's entry in clients' files")
 	return cmd

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/tairseach/tairseach-mcp/cmd/tairseach-mcp/clientconfig"
 )
 
 // Limits of common clients the tool list is held against.
@@ -62,10 +64,10 @@ func checkToolList(line []byte) []result {
 }
 
 // checkClients checks the bridge's entry in each client found here.
-func checkClients(ctx context.Context, m machine, exe, name string) []result {
+func checkClients(ctx context.Context, m clientconfig.Machine, exe, name string) []result {
 	var rs []result
-	for _, c := range mcpClients {
-		if c.found(m) {
+	for _, c := range clientconfig.Clients() {
+		if c.Found(m) {
 			rs = append(rs, checkClient(ctx, m, c, exe, name))
 		}
 	}
@@ -75,37 +77,36 @@ func checkClients(ctx context.Context, m machine, exe, name string) []result {
 	return rs
 }
 
-func checkClient(ctx context.Context, m machine, c mcpClient, exe, name string) result {
-	_, path := c.paths(m)
-	r := result{Name: c.name}
-	f, err := readConfig(c, path)
+func checkClient(ctx context.Context, m clientconfig.Machine, c clientconfig.Client, exe, name string) result {
+	r := result{Name: c.Name}
+	f, err := c.Read(m)
 	if err != nil {
-		return r.fail(err.Error(), "") // readConfig says what to do
+		return r.fail(err.Error(), "") // Read says what to do
 	}
-	v, ok := f.servers.get(name)
+	v, ok := f.Server(name)
 	if !ok {
-		return r.info(f.path+": the bridge is not installed", "tairseach-mcp install "+c.name)
+		return r.info(f.Path+": the bridge is not installed", "tairseach-mcp install "+c.Name)
 	}
-	var u urlEntry
-	if json.Unmarshal(v, &u) == nil && u.where() != "" {
-		return checkURLEntry(ctx, r, f.path, c, u)
+	reinstall := "tairseach-mcp install " + c.Name + " --force, with the flags it should run with"
+	entry, ok := clientconfig.ParseEntry(v)
+	if !ok {
+		return r.fail(fmt.Sprintf("%s: %q is neither a command nor a URL entry", f.Path, name), reinstall)
 	}
-	reinstall := "tairseach-mcp install " + c.name + " --force, with the flags it should run with"
-	var e serverEntry
-	if json.Unmarshal(v, &e) != nil || e.Command == "" {
-		return r.fail(fmt.Sprintf("%s: %q is neither a command nor a URL entry", f.path, name), reinstall)
+	if u, ok := entry.(clientconfig.URLEntry); ok {
+		return checkURLEntry(ctx, r, f.Path, c, u)
 	}
-	real, err := resolveCommand(e.Command)
+	e := entry.(clientconfig.CommandEntry)
+	real, err := clientconfig.ResolveCommand(e.Command)
 	if err != nil {
-		return r.fail(fmt.Sprintf("%s: the command %s does not exist", f.path, e.Command), reinstall)
+		return r.fail(fmt.Sprintf("%s: the command %s does not exist", f.Path, e.Command), reinstall)
 	}
 	if err := parseServerArgs(e.Args); err != nil {
-		return r.fail(fmt.Sprintf("%s: the bridge would refuse its args: %v", f.path, err), reinstall)
+		return r.fail(fmt.Sprintf("%s: the bridge would refuse its args: %v", f.Path, err), reinstall)
 	}
 	if real != exe {
-		return r.warn(fmt.Sprintf("%s: runs another binary, %s", f.path, e.Command), reinstall+", to run this one ("+exe+")")
+		return r.warn(fmt.Sprintf("%s: runs another binary, %s", f.Path, e.Command), reinstall+", to run this one ("+exe+")")
 	}
-	return r.ok(fmt.Sprintf("%s: runs this binary, %s", f.path, plural(len(e.Args), "flag")))
+	return r.ok(fmt.Sprintf("%s: runs this binary, %s", f.Path, plural(len(e.Args), "flag")))
 }
 
 // parseServerArgs parses a client's args for the bridge as the server

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"github.com/tairseach/tairseach-mcp/cmd/tairseach-mcp/clientconfig"
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/registry"
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
@@ -216,7 +217,7 @@ func TestDoctorChecksEachClientsEntry(t *testing.T) {
 	writeFile(t, other, "", 0o755)
 	exe, _ = filepath.EvalSymlinks(exe)
 	entry := func(command string, args ...string) string {
-		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tairseach": serverEntry{Command: command, Args: append([]string{}, args...)}}})
+		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tairseach": clientconfig.CommandEntry{Command: command, Args: append([]string{}, args...)}}})
 		return string(b)
 	}
 	tests := []struct {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/tairseach/tairseach-mcp/cmd/tairseach-mcp/clientconfig"
 )
 
 // urlCheckTimeout bounds the request doctor makes to a bridge serving HTTP.
@@ -18,9 +20,9 @@ const urlCheckTimeout = 3 * time.Second
 // checkURLEntry checks an entry that reaches a bridge serving HTTP: it
 // asks the bridge at the entry's URL, with the entry's headers, what it
 // serves (server/discover, which opens no session), as the client would.
-func checkURLEntry(ctx context.Context, r result, path string, c mcpClient, u urlEntry) result {
-	where := u.where()
-	reinstall := "tairseach-mcp install " + c.name + " --url " + where + " --force, with TAIRSEACH_AUTH_TOKEN set as the bridge's"
+func checkURLEntry(ctx context.Context, r result, path string, c clientconfig.Client, u clientconfig.URLEntry) result {
+	where := u.Where()
+	reinstall := "tairseach-mcp install " + c.Name + " --url " + where + " --force, with TAIRSEACH_AUTH_TOKEN set as the bridge's"
 	ctx, cancel := context.WithTimeout(ctx, urlCheckTimeout)
 	defer cancel()
 	const discover = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`

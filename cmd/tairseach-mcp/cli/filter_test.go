@@ -42,7 +42,7 @@ func TestFilterAndModeSettings(t *testing.T) {
 		{[]string{"--exclude", "mail.[a"}, `bad pattern "mail.[a"`},
 	} {
 		e, _, errb := testEnv(nil)
-		if code := run(context.Background(), e, append(tt.args, "version")); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+		if code := run(context.Background(), e, tt.args); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, errb, tt.want)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // hint names a flag the bridge has.
 func TestHintsNameTheFlagsThatExist(t *testing.T) {
 	t.Parallel()
-	flags := newRootCmd(&env{}).PersistentFlags()
+	flags := newRootCmd(&env{}).Flags()
 	flagIn := regexp.MustCompile(`--[a-z-]+`)
 	named := func(hint string) {
 		t.Helper()

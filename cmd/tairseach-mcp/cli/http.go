@@ -50,23 +50,46 @@ const (
 	defaultIdleTimeout      = 60 * time.Second
 )
 
-func (o *httpOptions) register(fs *pflag.FlagSet, u func(string) string) {
-	fs.StringVar(&o.listen, "listen", DefaultListen, u("listen"))
-	fs.StringArrayVar(&o.allowedOrigins, "allowed-origins", nil, u("allowed-origins"))
-	fs.StringArrayVar(&o.allowedHosts, "allowed-hosts", nil, u("allowed-hosts"))
-	fs.StringVar(&o.tokenFile, "auth-token-file", "", u("auth-token-file"))
-	fs.StringVar(&o.tlsCert, "tls-cert", "", u("tls-cert"))
-	fs.StringVar(&o.tlsKey, "tls-key", "", u("tls-key"))
-	boolVar(fs, &o.insecure, "insecure-http", false, u("insecure-http"))
-	countVar(fs, &o.maxSessions, "max-sessions", mcphttp.DefaultMaxSessions, u("max-sessions"))
-	durationVar(fs, &o.sessionTimeout, "session-timeout", mcphttp.DefaultSessionTimeout, u("session-timeout"))
-	countVar(fs, &o.maxTotalInFlight, "max-total-in-flight", defaultMaxTotalInFlight, u("max-total-in-flight"))
-	sizeVar(fs, &o.maxTotalHeld, "max-total-held-bytes", defaultMaxTotalHeld, u("max-total-held-bytes"))
-	sizeVar(fs, &o.maxBodySize, "max-body-size", mcphttp.DefaultMaxBodySize, u("max-body-size"))
-	durationVar(fs, &o.headerTimeout, "header-timeout", defaultHeaderTimeout, u("header-timeout"))
-	durationVar(fs, &o.idleTimeout, "idle-timeout", defaultIdleTimeout, u("idle-timeout"))
-	durationVar(fs, &o.stallTimeout, "stall-timeout", mcphttp.DefaultStallTimeout, u("stall-timeout"))
-	countVar(fs, &o.maxStreams, "max-streams", mcphttp.DefaultMaxStreams, u("max-streams"))
+// add adds the flag of the HTTP setting name to fs, and reports whether
+// there is such a setting.
+func (o *httpOptions) add(fs *pflag.FlagSet, name, usage string) bool {
+	switch name {
+	case "listen":
+		fs.StringVar(&o.listen, name, DefaultListen, usage)
+	case "allowed-origins":
+		fs.StringArrayVar(&o.allowedOrigins, name, nil, usage)
+	case "allowed-hosts":
+		fs.StringArrayVar(&o.allowedHosts, name, nil, usage)
+	case "auth-token-file":
+		fs.StringVar(&o.tokenFile, name, "", usage)
+	case "tls-cert":
+		fs.StringVar(&o.tlsCert, name, "", usage)
+	case "tls-key":
+		fs.StringVar(&o.tlsKey, name, "", usage)
+	case "insecure-http":
+		boolVar(fs, &o.insecure, name, false, usage)
+	case "max-sessions":
+		countVar(fs, &o.maxSessions, name, mcphttp.DefaultMaxSessions, usage)
+	case "session-timeout":
+		durationVar(fs, &o.sessionTimeout, name, mcphttp.DefaultSessionTimeout, usage)
+	case "max-total-in-flight":
+		countVar(fs, &o.maxTotalInFlight, name, defaultMaxTotalInFlight, usage)
+	case "max-total-held-bytes":
+		sizeVar(fs, &o.maxTotalHeld, name, defaultMaxTotalHeld, usage)
+	case "max-body-size":
+		sizeVar(fs, &o.maxBodySize, name, mcphttp.DefaultMaxBodySize, usage)
+	case "header-timeout":
+		durationVar(fs, &o.headerTimeout, name, defaultHeaderTimeout, usage)
+	case "idle-timeout":
+		durationVar(fs, &o.idleTimeout, name, defaultIdleTimeout, usage)
+	case "stall-timeout":
+		durationVar(fs, &o.stallTimeout, name, mcphttp.DefaultStallTimeout, usage)
+	case "max-streams":
+		countVar(fs, &o.maxStreams, name, mcphttp.DefaultMaxStreams, usage)
+	default:
+		return false
+	}
+	return true
 }
 
 // resolve checks the settings and reads the token. The environment's

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,13 +110,14 @@ func TestHTTPListenerSafety(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, _, errb := testEnv(tt.vars)
-			code := run(context.Background(), e, append(append([]string{"--transport", "http"}, tt.args...), "version"))
+			// Parsed, not run: the bridge would serve.
+			_, err := parse(t, tt.vars, append([]string{"--transport", "http"}, tt.args...)...)
+			var ue usageError
 			switch {
-			case tt.want == "" && code != exitOK:
-				t.Errorf("refused (exit %d): %s", code, errb)
-			case tt.want != "" && (code != exitUsage || !strings.Contains(errb.String(), tt.want)):
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb, exitUsage, tt.want)
+			case tt.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.want != "" && (!errors.As(err, &ue) || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v; want a usage error with %q", err, tt.want)
 			}
 		})
 	}

@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,116 +11,13 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
-	"github.com/google/go-cmp/cmp"
 
+	"github.com/tairseach/tairseach-mcp/cmd/tairseach-mcp/clientconfig"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/protocol/mcphttp"
 )
 
 const bridgeURL = "http://127.0.0.1:8411/mcp"
-
-func installURLEntry(t *testing.T, m machine, c mcpClient, token string, o installOptions) (string, error) {
-	t.Helper()
-	if o.name == "" {
-		o.name = "tairseach"
-	}
-	var out bytes.Buffer
-	err := runInstall(&out, m, c, urlEntry{url: bridgeURL, token: token}, o)
-	return out.String(), err
-}
-
-// Each client that speaks HTTP gets its own HTTP entry, as its
-// documentation spells it; the token, when there is one, as a header.
-func TestInstallURLWritesEachClientsHTTPEntry(t *testing.T) {
-	auth := map[string]any{"Authorization": "Bearer s3cret"}
-	tests := []struct {
-		client, token string
-		want          map[string]any // the entry
-	}{
-		{"claude-code", "", map[string]any{"type": "http", "url": bridgeURL}},
-		{"claude-code", "s3cret", map[string]any{"type": "http", "url": bridgeURL, "headers": auth}},
-		{"vscode", "", map[string]any{"type": "http", "url": bridgeURL}},
-		{"vscode", "s3cret", map[string]any{"type": "http", "url": bridgeURL, "headers": auth}},
-		{"cursor", "", map[string]any{"url": bridgeURL}},
-		{"cursor", "s3cret", map[string]any{"url": bridgeURL, "headers": auth}},
-		{"windsurf", "", map[string]any{"serverUrl": bridgeURL}},
-		{"windsurf", "s3cret", map[string]any{"serverUrl": bridgeURL, "headers": auth}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.client+" token "+tt.token, func(t *testing.T) {
-			m := testMachine(t, "linux", nil)
-			c := client(t, tt.client)
-			file := installed(t, m, c)
-			if _, err := installURLEntry(t, m, c, tt.token, installOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			var got map[string]map[string]any
-			if err := json.Unmarshal([]byte(readFile(t, file)), &got); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got[c.key]["tairseach"]); diff != "" {
-				t.Errorf("entry (-want +got):\n%s", diff)
-			}
-			out, err := installURLEntry(t, m, c, tt.token, installOptions{})
-			if err != nil || !strings.Contains(out, "nothing to change") {
-				t.Errorf("the same install again: %v\n%s", err, out)
-			}
-			var list bytes.Buffer
-			runList(&list, m, "/opt/bin/tairseach-mcp", "tairseach")
-			if !strings.Contains(list.String(), "installed, reaches "+bridgeURL) {
-				t.Errorf("install --list:\n%s", list.String())
-			}
-		})
-	}
-	t.Run("claude-desktop", func(t *testing.T) {
-		m := testMachine(t, "darwin", nil)
-		c := client(t, "claude-desktop")
-		file := installed(t, m, c)
-		_, err := installURLEntry(t, m, c, "", installOptions{})
-		if err == nil || !strings.Contains(err.Error(), "Claude Desktop starts its servers as commands (stdio) only: install it without --url") {
-			t.Errorf("err = %v", err)
-		}
-		if _, err := os.Stat(file); err == nil {
-			t.Error("a file was written")
-		}
-	})
-}
-
-// A file that will hold the token becomes 0600; --dry-run, and the
-// refusal to replace another entry, never show the token.
-func TestInstallURLKeepsTheTokenPrivate(t *testing.T) {
-	m := testMachine(t, "linux", nil)
-	c := client(t, "cursor")
-	file := installed(t, m, c)
-	writeFile(t, file, `{"mcpServers": {"other": {"command": "o"}}}`, 0o644)
-	out, err := installURLEntry(t, m, c, "s3cret", installOptions{dryRun: true})
-	if err != nil || strings.Contains(out, "s3cret") || !strings.Contains(out, `"Authorization": "Bearer …"`) {
-		t.Errorf("--dry-run: %v\n%s", err, out)
-	}
-	if out, err = installURLEntry(t, m, c, "s3cret", installOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "its mode becomes 0600 (was 0644)") {
-		t.Errorf("output:\n%s", out)
-	}
-	for _, p := range []string{file, file + ".bak"} {
-		if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s mode %v, want 0600", p, fi.Mode().Perm())
-		}
-	}
-	_, err = installURLEntry(t, m, c, "n3w", installOptions{})
-	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "--force") {
-		t.Errorf("another token: %v", err)
-	}
-	// A command entry of the same name is another server: --force
-	// replaces it, and back.
-	if _, err := install(t, m, c, installOptions{force: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := installURLEntry(t, m, c, "", installOptions{}); err == nil {
-		t.Error("a URL entry replaced a command entry without --force")
-	}
-}
 
 func TestCheckURL(t *testing.T) {
 	for _, tt := range []struct{ url, err string }{
@@ -208,9 +105,13 @@ func TestDoctorChecksURLEntries(t *testing.T) {
 	notMCP := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(notMCP.Close)
 	entry := func(url, token string) string {
-		e, _ := urlEntry{url: url, token: token}.in(client(t, "cursor"))
-		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"tairseach": e}})
-		return string(b)
+		m := testMachine(t, "linux", nil)
+		c := client(t, "cursor")
+		if err := clientconfig.Install(io.Discard, m, c, clientconfig.NewURLEntry(url, token), clientconfig.Options{Name: "tairseach", Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		_, file := c.Paths(m)
+		return readFile(t, file)
 	}
 	tests := []struct {
 		name, config string

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -21,9 +20,10 @@ import (
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
-// options are the settings every command shares. Each has a flag and an
-// environment variable; a flag wins over the variable, which wins over
-// the default.
+// options are the settings of the bridge, which the commands share. Each
+// has a flag and an environment variable; a flag wins over the variable,
+// which wins over the default. A command takes the flags of the settings
+// it uses (see register); the others keep their defaults.
 type options struct {
 	transport      string
 	socket         string
@@ -52,117 +52,195 @@ type options struct {
 	confirmDeny    string           // --confirm-unsupported
 	confirmPolicy  registry.Confirm // of confirm and confirmDeny, made by resolve
 	logLevelSet    bool             // --log-level or its variable was given
+	fromEnv        []string         // the flags set from their variables
 	http           httpOptions
 }
 
+// newOptions returns the settings at their defaults, the flag of each
+// registered on a set of its own: a command that does not take a flag
+// reads its default.
+func newOptions() *options {
+	o := &options{}
+	o.register(pflag.NewFlagSet("defaults", pflag.ContinueOnError), allFlags)
+	return o
+}
+
+// group is a set of settings that commands take together.
+type group uint
+
+const (
+	catalogFlags group = 1 << iota // which manifests are read, and the names clients see
+	filterFlags                    // which tools, resources and prompts clients see
+	policyFlags                    // how the tools are listed, and which ask the user first
+	backendFlags                   // the backend and the calls to it
+	checkFlags                     // what arguments and results a schema check takes on
+	logFlags                       // the stderr log
+	sessionFlags                   // a client's session: its messages, its calls, what it is told
+	auditFlags                     // the audit log
+	httpFlags                      // --transport, and the HTTP bridge's listener, security and limits
+
+	// entryFlags are the settings of a bridge a client starts over
+	// stdio: what its entry in the client's file may carry.
+	entryFlags = catalogFlags | filterFlags | policyFlags | backendFlags | checkFlags | logFlags | sessionFlags | auditFlags
+	allFlags   = entryFlags | httpFlags
+)
+
 // setting describes one flag and its variable, for registration and help.
 type setting struct {
+	group            group
 	flag, env, usage string
 }
 
 var settings = []setting{
-	{"transport", "TAIRSEACH_TRANSPORT", "MCP transport: stdio (what desktop clients start), or http (Streamable HTTP, one bridge for many clients; see --listen)"},
-	{"socket", "TAIRSEACH_SOCKET", "backend Unix socket (default ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock when only that exists)"},
-	{"manifests", "TAIRSEACH_MANIFESTS", "manifest folder, read recursively; repeat for several (the variable takes a path list) (default ~/.tairseach/manifests)"},
-	{"prefix", "TAIRSEACH_PREFIX", `prefix of client-visible tool names, <prefix>_<name>; "" for none`},
-	{"call-timeout", "TAIRSEACH_CALL_TIMEOUT", "longest wait for one backend call (Claude Desktop gives up at 60s)"},
-	{"log-level", "TAIRSEACH_LOG_LEVEL", "stderr log level: trace, debug, info, warn, error"},
-	{"log-format", "TAIRSEACH_LOG_FORMAT", "stderr log format: json, console, or auto (console on a terminal)"},
-	{"instructions", "TAIRSEACH_INSTRUCTIONS", "instructions sent to clients with the server's capabilities"},
-	{"no-watch", "TAIRSEACH_NO_WATCH", "do not watch manifest folders for changes"},
-	{"progress-interval", "TAIRSEACH_PROGRESS_INTERVAL", "period of notifications/progress heartbeats for calls that carry a progressToken; 0 turns them off"},
-	{"max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message (bytes, or with a unit: 32MiB, 512KiB)"},
-	{"max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; as many more wait in line, and past that stdin is not read (backpressure)"},
-	{"max-held-bytes", "TAIRSEACH_MAX_HELD_BYTES", "most bytes held on behalf of requests: arguments, backend replies being read, responses and notifications not yet written; past it the bridge reads no more requests or replies until there is room (bytes, or with a unit: 64MiB)"},
-	{"pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
-	{"max-reply-size", "TAIRSEACH_MAX_REPLY_SIZE", "largest backend reply (bytes, or with a unit: 32MiB, 512KiB)"},
-	{"allow-any-peer", "TAIRSEACH_ALLOW_ANY_PEER", "skip checking that the socket and the backend belong to the current user"},
-	{"max-depth", "TAIRSEACH_MAX_DEPTH", "deepest nesting of arguments and results checked against a schema"},
-	{"max-number-length", "TAIRSEACH_MAX_NUMBER_LENGTH", "longest number (in characters) in arguments and results checked against a schema"},
-	{"max-checked-size", "TAIRSEACH_MAX_CHECKED_SIZE", "largest arguments or result checked against a schema (bytes, or with a unit: 8MiB)"},
-	{"max-checked-values", "TAIRSEACH_MAX_CHECKED_VALUES", "most values (strings, numbers, members, elements) in arguments or a result checked against a schema"},
-	{"include", "TAIRSEACH_INCLUDE", "serve only tools whose client name (tairseach_mail_*) or manifest name (mail.*) matches this glob (prompts likewise, resources by URI or name); repeatable, or comma-separated"},
-	{"exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (prompts and resources likewise; wins over --include); repeatable, or comma-separated"},
-	{"read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true, and resources whose backend method such a tool has"},
-	{"tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
-	{"search-learn", "TAIRSEACH_SEARCH_LEARN", "with --tool-mode search and --audit-log: tools this user calls often, or right after finding them, win find_tools' near-ties; false turns it off"},
-	{"confirm", "TAIRSEACH_CONFIRM", "which tools ask the user before they run: destructive (tools annotated destructiveHint: true, and those whose manifest sets confirm), all, never, or globs of tool names asked in addition; repeatable, or comma-separated"},
-	{"confirm-unsupported", "TAIRSEACH_CONFIRM_UNSUPPORTED", "when the client cannot ask the user (no elicitation): allow runs such tools unconfirmed (logged once per tool), deny refuses them"},
-	{"audit-log", "TAIRSEACH_AUDIT_LOG", "record every tool call, one JSON line each, in this file, which bridge processes share (off by default; read it with 'tairseach-mcp stats')"},
-	{"audit-values", "TAIRSEACH_AUDIT_VALUES", "also record the arguments' values in the audit log, secrets redacted by name and schema"},
-	{"audit-max-size", "TAIRSEACH_AUDIT_MAX_SIZE", "size at which the audit log is rotated (bytes, or with a unit: 10MiB)"},
-	{"audit-keep", "TAIRSEACH_AUDIT_KEEP", "rotated audit logs kept beside it (PATH.1 the newest)"},
+	{catalogFlags, "manifests", "TAIRSEACH_MANIFESTS", "manifest folder, read recursively; repeat for several (the variable takes a path list) (default ~/.tairseach/manifests)"},
+	{catalogFlags, "prefix", "TAIRSEACH_PREFIX", `prefix of client-visible tool names, <prefix>_<name>; "" for none`},
+	{filterFlags, "include", "TAIRSEACH_INCLUDE", "serve only tools whose client name (tairseach_mail_*) or manifest name (mail.*) matches this glob (prompts likewise, resources by URI or name); repeatable, or comma-separated"},
+	{filterFlags, "exclude", "TAIRSEACH_EXCLUDE", "do not serve tools whose client or manifest name matches this glob (prompts and resources likewise; wins over --include); repeatable, or comma-separated"},
+	{filterFlags, "read-only", "TAIRSEACH_READ_ONLY", "serve only tools whose annotations say readOnlyHint: true, and resources whose backend method such a tool has"},
+	{policyFlags, "tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
+	{policyFlags, "search-learn", "TAIRSEACH_SEARCH_LEARN", "with --tool-mode search and --audit-log: tools this user calls often, or right after finding them, win find_tools' near-ties; false turns it off"},
+	{policyFlags, "confirm", "TAIRSEACH_CONFIRM", "which tools ask the user before they run: destructive (tools annotated destructiveHint: true, and those whose manifest sets confirm), all, never, or globs of tool names asked in addition; repeatable, or comma-separated"},
+	{policyFlags, "confirm-unsupported", "TAIRSEACH_CONFIRM_UNSUPPORTED", "when the client cannot ask the user (no elicitation): allow runs such tools unconfirmed (logged once per tool), deny refuses them"},
+	{backendFlags, "socket", "TAIRSEACH_SOCKET", "backend Unix socket (default ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock when only that exists)"},
+	{backendFlags, "call-timeout", "TAIRSEACH_CALL_TIMEOUT", "longest wait for one backend call (Claude Desktop gives up at 60s)"},
+	{backendFlags, "pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
+	{backendFlags, "max-reply-size", "TAIRSEACH_MAX_REPLY_SIZE", "largest backend reply (bytes, or with a unit: 32MiB, 512KiB)"},
+	{backendFlags, "allow-any-peer", "TAIRSEACH_ALLOW_ANY_PEER", "skip checking that the socket and the backend belong to the current user"},
+	{checkFlags, "max-depth", "TAIRSEACH_MAX_DEPTH", "deepest nesting of arguments and results checked against a schema"},
+	{checkFlags, "max-number-length", "TAIRSEACH_MAX_NUMBER_LENGTH", "longest number (in characters) in arguments and results checked against a schema"},
+	{checkFlags, "max-checked-size", "TAIRSEACH_MAX_CHECKED_SIZE", "largest arguments or result checked against a schema (bytes, or with a unit: 8MiB)"},
+	{checkFlags, "max-checked-values", "TAIRSEACH_MAX_CHECKED_VALUES", "most values (strings, numbers, members, elements) in arguments or a result checked against a schema"},
+	{logFlags, "log-level", "TAIRSEACH_LOG_LEVEL", "stderr log level: trace, debug, info, warn, error"},
+	{logFlags, "log-format", "TAIRSEACH_LOG_FORMAT", "stderr log format: json, console, or auto (console on a terminal)"},
+	{sessionFlags, "instructions", "TAIRSEACH_INSTRUCTIONS", "instructions sent to clients with the server's capabilities"},
+	{sessionFlags, "no-watch", "TAIRSEACH_NO_WATCH", "do not watch manifest folders for changes"},
+	{sessionFlags, "progress-interval", "TAIRSEACH_PROGRESS_INTERVAL", "period of notifications/progress heartbeats for calls that carry a progressToken; 0 turns them off"},
+	{sessionFlags, "max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message (bytes, or with a unit: 32MiB, 512KiB)"},
+	{sessionFlags, "max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; as many more wait in line, and past that stdin is not read (backpressure)"},
+	{sessionFlags, "max-held-bytes", "TAIRSEACH_MAX_HELD_BYTES", "most bytes held on behalf of requests: arguments, backend replies being read, responses and notifications not yet written; past it the bridge reads no more requests or replies until there is room (bytes, or with a unit: 64MiB)"},
+	{auditFlags, "audit-log", "TAIRSEACH_AUDIT_LOG", "record every tool call, one JSON line each, in this file, which bridge processes share (off by default; read it with 'tairseach-mcp stats')"},
+	{auditFlags, "audit-values", "TAIRSEACH_AUDIT_VALUES", "also record the arguments' values in the audit log, secrets redacted by name and schema"},
+	{auditFlags, "audit-max-size", "TAIRSEACH_AUDIT_MAX_SIZE", "size at which the audit log is rotated (bytes, or with a unit: 10MiB)"},
+	{auditFlags, "audit-keep", "TAIRSEACH_AUDIT_KEEP", "rotated audit logs kept beside it (PATH.1 the newest)"},
+	{httpFlags, "transport", "TAIRSEACH_TRANSPORT", "MCP transport: stdio (what desktop clients start), or http (Streamable HTTP, one bridge for many clients; see --listen)"},
+	{httpFlags, "listen", "TAIRSEACH_LISTEN", "with --transport http: where to listen, 127.0.0.1:PORT, [::1]:PORT, HOST:0 for any free port, or unix:PATH for a Unix socket"},
+	{httpFlags, "allowed-origins", "TAIRSEACH_ALLOWED_ORIGINS", "browser origins allowed besides loopback ones, exactly as sent (https://app.example); repeatable, or comma-separated"},
+	{httpFlags, "allowed-hosts", "TAIRSEACH_ALLOWED_HOSTS", "Host header values allowed besides loopback names and the listen address (bridge.lan:8411); repeatable, or comma-separated"},
+	{httpFlags, "auth-token-file", "TAIRSEACH_AUTH_TOKEN_FILE", "file holding the bearer token clients must send (or set TAIRSEACH_AUTH_TOKEN); required off loopback"},
+	{httpFlags, "tls-cert", "TAIRSEACH_TLS_CERT", "TLS certificate file (PEM); with --tls-key, serve HTTPS"},
+	{httpFlags, "tls-key", "TAIRSEACH_TLS_KEY", "TLS private key file (PEM)"},
+	{httpFlags, "insecure-http", "TAIRSEACH_INSECURE_HTTP", "allow plain HTTP on an address other than loopback (the token then travels in clear)"},
+	{httpFlags, "max-sessions", "TAIRSEACH_MAX_SESSIONS", "most HTTP sessions at once; when full, the one idle the longest is ended (never a busy one: then 503)"},
+	{httpFlags, "session-timeout", "TAIRSEACH_SESSION_TIMEOUT", "an HTTP session no request has used this long (an open GET stream is use) is ended, and calls it left are cancelled"},
+	{httpFlags, "max-total-in-flight", "TAIRSEACH_MAX_TOTAL_IN_FLIGHT", "most tool calls running at once over all HTTP sessions"},
+	{httpFlags, "max-total-held-bytes", "TAIRSEACH_MAX_TOTAL_HELD_BYTES", "most bytes held for requests over all HTTP sessions (see --max-held-bytes, which bounds each)"},
+	{httpFlags, "max-body-size", "TAIRSEACH_MAX_BODY_SIZE", "largest HTTP request body (bytes, or with a unit: 4MiB)"},
+	{httpFlags, "header-timeout", "TAIRSEACH_HEADER_TIMEOUT", "longest time to read a request's headers"},
+	{httpFlags, "idle-timeout", "TAIRSEACH_IDLE_TIMEOUT", "an idle keep-alive connection is closed after this long"},
+	{httpFlags, "stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "a client that takes longer than this to read part of a response loses that response's stream"},
+	{httpFlags, "max-streams", "TAIRSEACH_MAX_STREAMS", "most subscriptions/listen streams (protocol 2026-07-28) open at once over all HTTP clients"},
 }
 
-// httpSettings are the flags of --transport http.
-var httpSettings = []setting{
-	{"listen", "TAIRSEACH_LISTEN", "with --transport http: where to listen, 127.0.0.1:PORT, [::1]:PORT, HOST:0 for any free port, or unix:PATH for a Unix socket"},
-	{"allowed-origins", "TAIRSEACH_ALLOWED_ORIGINS", "browser origins allowed besides loopback ones, exactly as sent (https://app.example); repeatable, or comma-separated"},
-	{"allowed-hosts", "TAIRSEACH_ALLOWED_HOSTS", "Host header values allowed besides loopback names and the listen address (bridge.lan:8411); repeatable, or comma-separated"},
-	{"auth-token-file", "TAIRSEACH_AUTH_TOKEN_FILE", "file holding the bearer token clients must send (or set TAIRSEACH_AUTH_TOKEN); required off loopback"},
-	{"tls-cert", "TAIRSEACH_TLS_CERT", "TLS certificate file (PEM); with --tls-key, serve HTTPS"},
-	{"tls-key", "TAIRSEACH_TLS_KEY", "TLS private key file (PEM)"},
-	{"insecure-http", "TAIRSEACH_INSECURE_HTTP", "allow plain HTTP on an address other than loopback (the token then travels in clear)"},
-	{"max-sessions", "TAIRSEACH_MAX_SESSIONS", "most HTTP sessions at once; when full, the one idle the longest is ended (never a busy one: then 503)"},
-	{"session-timeout", "TAIRSEACH_SESSION_TIMEOUT", "an HTTP session no request has used this long (an open GET stream is use) is ended, and calls it left are cancelled"},
-	{"max-total-in-flight", "TAIRSEACH_MAX_TOTAL_IN_FLIGHT", "most tool calls running at once over all HTTP sessions"},
-	{"max-total-held-bytes", "TAIRSEACH_MAX_TOTAL_HELD_BYTES", "most bytes held for requests over all HTTP sessions (see --max-held-bytes, which bounds each)"},
-	{"max-body-size", "TAIRSEACH_MAX_BODY_SIZE", "largest HTTP request body (bytes, or with a unit: 4MiB)"},
-	{"header-timeout", "TAIRSEACH_HEADER_TIMEOUT", "longest time to read a request's headers"},
-	{"idle-timeout", "TAIRSEACH_IDLE_TIMEOUT", "an idle keep-alive connection is closed after this long"},
-	{"stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "a client that takes longer than this to read part of a response loses that response's stream"},
-	{"max-streams", "TAIRSEACH_MAX_STREAMS", "most subscriptions/listen streams (protocol 2026-07-28) open at once over all HTTP clients"},
-}
-
-func (o *options) register(fs *pflag.FlagSet) {
-	u := func(name string) string {
-		for _, s := range slices.Concat(settings, httpSettings) {
-			if s.flag == name {
-				return fmt.Sprintf("%s (env %s)", s.usage, s.env)
-			}
-		}
-		panic("cli: no setting " + name)
+// settingOf returns the setting of the flag name, if it is one.
+func settingOf(name string) (setting, bool) {
+	i := slices.IndexFunc(settings, func(s setting) bool { return s.flag == name })
+	if i < 0 {
+		return setting{}, false
 	}
-	fs.StringVar(&o.transport, "transport", "stdio", u("transport"))
-	fs.StringVar(&o.socket, "socket", "", u("socket"))
-	fs.StringArrayVar(&o.manifests, "manifests", nil, u("manifests"))
-	fs.StringVar(&o.prefix, "prefix", "tairseach", u("prefix"))
-	durationVar(fs, &o.callTimeout, "call-timeout", registry.DefaultCallTimeout, u("call-timeout"))
-	fs.StringVar(&o.logLevel, "log-level", "info", u("log-level"))
-	fs.StringVar(&o.logFormat, "log-format", "auto", u("log-format"))
-	fs.StringVar(&o.instructions, "instructions", "", u("instructions"))
-	boolVar(fs, &o.noWatch, "no-watch", false, u("no-watch"))
-	durationVar(fs, &o.progress, "progress-interval", protocol.DefaultProgressInterval, u("progress-interval"))
-	sizeVar(fs, &o.maxMessageSize, "max-message-size", protocol.DefaultMaxMessageSize, u("max-message-size"))
-	countVar(fs, &o.maxInFlight, "max-in-flight", protocol.DefaultMaxInFlight, u("max-in-flight"))
-	sizeVar(fs, &o.maxHeldBytes, "max-held-bytes", protocol.DefaultMaxHeldBytes, u("max-held-bytes"))
-	countVar(fs, &o.poolSize, "pool-size", socketclient.DefaultPoolSize, u("pool-size"))
-	sizeVar(fs, &o.maxReplySize, "max-reply-size", socketclient.DefaultMaxReplySize, u("max-reply-size"))
-	boolVar(fs, &o.allowAnyPeer, "allow-any-peer", false, u("allow-any-peer"))
-	countVar(fs, &o.limits.Depth, "max-depth", manifest.DefaultDepth, u("max-depth"))
-	countVar(fs, &o.limits.NumberLength, "max-number-length", manifest.DefaultNumberLength, u("max-number-length"))
-	sizeVar(fs, &o.limits.Size, "max-checked-size", manifest.DefaultSize, u("max-checked-size"))
-	countVar(fs, &o.limits.Values, "max-checked-values", manifest.DefaultValues, u("max-checked-values"))
-	fs.StringArrayVar(&o.include, "include", nil, u("include"))
-	fs.StringArrayVar(&o.exclude, "exclude", nil, u("exclude"))
-	boolVar(fs, &o.readOnly, "read-only", false, u("read-only"))
-	fs.StringVar(&o.toolMode, "tool-mode", "all", u("tool-mode"))
-	boolVar(fs, &o.searchLearn, "search-learn", true, u("search-learn"))
-	fs.StringArrayVar(&o.confirm, "confirm", nil, u("confirm"))
-	fs.StringVar(&o.confirmDeny, "confirm-unsupported", "allow", u("confirm-unsupported"))
-	fs.StringVar(&o.audit.path, "audit-log", "", u("audit-log"))
-	boolVar(fs, &o.audit.values, "audit-values", false, u("audit-values"))
-	sizeVar(fs, &o.audit.maxSize, "audit-max-size", audit.DefaultMaxSize, u("audit-max-size"))
-	countVar(fs, &o.audit.keep, "audit-keep", audit.DefaultKeep, u("audit-keep"))
-	o.http.register(fs, u)
+	return settings[i], true
 }
 
-// bindEnv sets every flag of cmd the command line left alone from its
+// register adds to fs the flags of the settings in groups, and of those
+// named, each bound to its field at its default.
+func (o *options) register(fs *pflag.FlagSet, groups group, names ...string) {
+	for _, s := range settings {
+		if s.group&groups != 0 || slices.Contains(names, s.flag) {
+			o.add(fs, s.flag, fmt.Sprintf("%s (env %s)", s.usage, s.env))
+		}
+	}
+}
+
+// add adds the flag of the setting name to fs.
+func (o *options) add(fs *pflag.FlagSet, name, usage string) {
+	switch name {
+	case "transport":
+		fs.StringVar(&o.transport, name, "stdio", usage)
+	case "socket":
+		fs.StringVar(&o.socket, name, "", usage)
+	case "manifests":
+		fs.StringArrayVar(&o.manifests, name, nil, usage)
+	case "prefix":
+		fs.StringVar(&o.prefix, name, "tairseach", usage)
+	case "call-timeout":
+		durationVar(fs, &o.callTimeout, name, registry.DefaultCallTimeout, usage)
+	case "log-level":
+		fs.StringVar(&o.logLevel, name, "info", usage)
+	case "log-format":
+		fs.StringVar(&o.logFormat, name, "auto", usage)
+	case "instructions":
+		fs.StringVar(&o.instructions, name, "", usage)
+	case "no-watch":
+		boolVar(fs, &o.noWatch, name, false, usage)
+	case "progress-interval":
+		durationVar(fs, &o.progress, name, protocol.DefaultProgressInterval, usage)
+	case "max-message-size":
+		sizeVar(fs, &o.maxMessageSize, name, protocol.DefaultMaxMessageSize, usage)
+	case "max-in-flight":
+		countVar(fs, &o.maxInFlight, name, protocol.DefaultMaxInFlight, usage)
+	case "max-held-bytes":
+		sizeVar(fs, &o.maxHeldBytes, name, protocol.DefaultMaxHeldBytes, usage)
+	case "pool-size":
+		countVar(fs, &o.poolSize, name, socketclient.DefaultPoolSize, usage)
+	case "max-reply-size":
+		sizeVar(fs, &o.maxReplySize, name, socketclient.DefaultMaxReplySize, usage)
+	case "allow-any-peer":
+		boolVar(fs, &o.allowAnyPeer, name, false, usage)
+	case "max-depth":
+		countVar(fs, &o.limits.Depth, name, manifest.DefaultDepth, usage)
+	case "max-number-length":
+		countVar(fs, &o.limits.NumberLength, name, manifest.DefaultNumberLength, usage)
+	case "max-checked-size":
+		sizeVar(fs, &o.limits.Size, name, manifest.DefaultSize, usage)
+	case "max-checked-values":
+		countVar(fs, &o.limits.Values, name, manifest.DefaultValues, usage)
+	case "include":
+		fs.StringArrayVar(&o.include, name, nil, usage)
+	case "exclude":
+		fs.StringArrayVar(&o.exclude, name, nil, usage)
+	case "read-only":
+		boolVar(fs, &o.readOnly, name, false, usage)
+	case "tool-mode":
+		fs.StringVar(&o.toolMode, name, "all", usage)
+	case "search-learn":
+		boolVar(fs, &o.searchLearn, name, true, usage)
+	case "confirm":
+		fs.StringArrayVar(&o.confirm, name, nil, usage)
+	case "confirm-unsupported":
+		fs.StringVar(&o.confirmDeny, name, "allow", usage)
+	case "audit-log":
+		fs.StringVar(&o.audit.path, name, "", usage)
+	case "audit-values":
+		boolVar(fs, &o.audit.values, name, false, usage)
+	case "audit-max-size":
+		sizeVar(fs, &o.audit.maxSize, name, audit.DefaultMaxSize, usage)
+	case "audit-keep":
+		countVar(fs, &o.audit.keep, name, audit.DefaultKeep, usage)
+	default:
+		if !o.http.add(fs, name, usage) {
+			panic("cli: no setting " + name)
+		}
+	}
+}
+
+// bindEnv sets every flag of fs the command line left alone from its
 // environment variable, when that is set (even to "": TAIRSEACH_PREFIX=""
-// means no prefix). A value the flag refuses is a usage error.
-func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
-	for _, s := range slices.Concat(settings, httpSettings) {
-		f := cmd.Flags().Lookup(s.flag)
+// means no prefix), and returns the flags it set. Such a flag is not
+// Changed: that says what the command line gave. A value the flag
+// refuses is a usage error.
+func bindEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) ([]string, error) {
+	var set []string
+	for _, s := range settings {
+		f := fs.Lookup(s.flag)
 		if f == nil || f.Changed {
 			continue
 		}
@@ -173,28 +251,28 @@ func bindEnv(cmd *cobra.Command, getenv func(string) (string, bool)) error {
 		if s.flag == "manifests" {
 			if strings.Trim(v, string(filepath.ListSeparator)) == "" {
 				// Not the default: whoever set it meant some folder.
-				return usageError{fmt.Errorf("%s=%q names no folder: set it to the folders that hold your manifests, or unset it for the default", s.env, v)}
+				return nil, usageError{fmt.Errorf("%s=%q names no folder: set it to the folders that hold your manifests, or unset it for the default", s.env, v)}
 			}
 			for _, p := range filepath.SplitList(v) {
 				if p == "" {
 					continue // a stray separator, as in "a:"
 				}
 				if err := f.Value.Set(p); err != nil {
-					return usageError{fmt.Errorf("%s: %w", s.env, err)}
+					return nil, usageError{fmt.Errorf("%s: %w", s.env, err)}
 				}
-				f.Changed = true
 			}
+			set = append(set, s.flag)
 			continue
 		}
 		if f.Value.Type() == "bool" && v == "" {
 			continue
 		}
 		if err := f.Value.Set(v); err != nil {
-			return usageError{fmt.Errorf("%s=%q: %w", s.env, v, err)}
+			return nil, usageError{fmt.Errorf("%s=%q: %w", s.env, v, err)}
 		}
-		f.Changed = true
+		set = append(set, s.flag)
 	}
-	return nil
+	return set, nil
 }
 
 // resolve fills in defaults that depend on the machine and checks values.

@@ -32,6 +32,7 @@ written as they are when stdout is not a terminal (read URI > file). The exit st
 			return runRead(cmd.Context(), e, opts, args[0], asJSON)
 		},
 	}
+	opts.register(cmd.Flags(), catalogFlags|filterFlags|backendFlags|logFlags|auditFlags)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole MCP result (contents, with blobs in base64) as JSON")
 	return cmd
 }
@@ -114,6 +115,7 @@ to read that object from stdin. The exit status is 1 when it fails.`,
 			return runPrompt(cmd.Context(), e, opts, args[0], args[1:], asJSON)
 		},
 	}
+	opts.register(cmd.Flags(), catalogFlags|filterFlags|backendFlags|logFlags|auditFlags)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole MCP result (description, messages) as JSON")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -57,6 +58,9 @@ func Main() int {
 
 func run(ctx context.Context, e *env, args []string) int {
 	root := newRootCmd(e)
+	if args == nil {
+		args = []string{} // not os.Args, which cobra reads for nil
+	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -108,7 +112,7 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 }
 
 func newRootCmd(e *env) *cobra.Command {
-	opts := &options{}
+	opts := newOptions()
 	root := &cobra.Command{
 		Use:   "tairseach-mcp",
 		Short: "Serve a Tairseach backend's tools to MCP clients over stdio",
@@ -121,20 +125,14 @@ With no flags it behaves like the Rust bridge: manifests from ~/.tairseach/manif
 socket ~/.tairseach/tairseach.sock, tool names prefixed with "tairseach_".
 
 Every flag can also be set by its environment variable; a flag wins over the
-variable, which wins over the default.`,
+variable, which wins over the default. Each command takes the flags it uses:
+see its --help.`,
 		Args:          unknownCommand,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionString(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bindEnv(cmd, e.getenv); err != nil {
-				return err
-			}
-			if token, ok := e.getenv("TAIRSEACH_AUTH_TOKEN"); ok {
-				opts.http.token = token // from the environment only: a flag would show in ps
-			}
-			opts.logLevelSet = cmd.Flags().Changed("log-level")
-			return opts.resolve()
+			return opts.load(cmd.Flags(), e.getenv)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), e, opts)
@@ -145,7 +143,7 @@ variable, which wins over the default.`,
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(flagError)
 	root.SetVersionTemplate("{{.Version}}\n")
-	opts.register(root.PersistentFlags())
+	opts.register(root.Flags(), allFlags)
 	root.AddCommand(
 		newToolsCmd(e, opts),
 		newCallCmd(e, opts),
@@ -158,6 +156,20 @@ variable, which wins over the default.`,
 		newStatsCmd(e, opts),
 	)
 	return root
+}
+
+// load sets the settings whose flags fs has and the command line left
+// alone from the environment, and resolves them all.
+func (o *options) load(fs *pflag.FlagSet, getenv func(string) (string, bool)) error {
+	var err error
+	if o.fromEnv, err = bindEnv(fs, getenv); err != nil {
+		return err
+	}
+	if token, ok := getenv("TAIRSEACH_AUTH_TOKEN"); ok {
+		o.http.token = token // from the environment only: a flag would show in ps
+	}
+	o.logLevelSet = fs.Changed("log-level") || slices.Contains(o.fromEnv, "log-level")
+	return o.resolve()
 }
 
 // unknownCommand refuses arguments to the root command, naming the

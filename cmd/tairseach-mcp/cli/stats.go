@@ -54,6 +54,8 @@ bridge) are counted and skipped. See docs/audit.md.`,
 			return runStats(cmd.Context(), e.stdout, logPath, so)
 		},
 	}
+	opts.register(cmd.Flags(), 0, "audit-log")
+	cmd.Flags().Lookup("audit-log").Usage = "the audit log to read when no PATH is given (default ~/.tairseach/audit.log) (env TAIRSEACH_AUDIT_LOG)"
 	cmd.Flags().StringVar(&so.since, "since", "", "only calls at or after this time: a duration ago (24h, 7d) or a date and time (2025-06-01, 2025-06-01T15:04)")
 	cmd.Flags().StringVar(&so.until, "until", "", "only calls before this time, written as for --since")
 	cmd.Flags().StringVar(&so.tool, "tool", "", "only the tools whose client or manifest name matches this glob")

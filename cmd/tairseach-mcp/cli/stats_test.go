@@ -82,7 +82,9 @@ func TestStatsCommand(t *testing.T) {
 		calls int
 	}{
 		{"the log named", nil, []string{path, "--json"}, 4},
-		{"the log of --audit-log", map[string]string{"TAIRSEACH_AUDIT_LOG": path}, []string{"--json"}, 4},
+		{"the log of --audit-log's variable", map[string]string{"TAIRSEACH_AUDIT_LOG": path}, []string{"--json"}, 4},
+		{"the log of --audit-log", nil, []string{"--audit-log", path, "--json"}, 4},
+		{"a flag of the bridge's variables that stats does not take", map[string]string{"TAIRSEACH_AUDIT_LOG": path, "TAIRSEACH_CALL_TIMEOUT": "soon"}, []string{"--json"}, 4},
 		{"since a time", nil, []string{path, "--json", "--since", "2025-06-01T10:02:00Z"}, 2},
 		{"until a time", nil, []string{path, "--json", "--until", "2025-06-01T10:02:00Z"}, 2},
 		{"one tool by its manifest name", nil, []string{path, "--json", "--tool", "mail.se*"}, 3},
@@ -109,6 +111,7 @@ func TestStatsCommand(t *testing.T) {
 		{"a bad --since", []string{path, "--since", "yesterday"}, exitUsage, "neither a duration ago"},
 		{"a bad --tool", []string{path, "--tool", "[a"}, exitUsage, "--tool"},
 		{"two paths", []string{path, path}, exitUsage, "accepts at most 1 arg"},
+		{"a flag of the bridge that stats does not take", []string{path, "--socket", "/x.sock"}, exitUsage, "unknown flag: --socket"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if code, _, errb := stats(nil, tc.args...); code != tc.code || !strings.Contains(errb, tc.want) {

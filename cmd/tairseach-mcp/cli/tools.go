@@ -53,6 +53,7 @@ with errors are not served.`,
 			return exitStatus(exitError) // like validate
 		},
 	}
+	opts.register(cmd.Flags(), catalogFlags|filterFlags|policyFlags)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	cmd.Flags().BoolVar(&tokens, "tokens", false, "show the bytes and estimated tokens of the tool list a client receives")
 	return cmd

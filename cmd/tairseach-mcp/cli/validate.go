@@ -43,6 +43,7 @@ The manifest format is published as a JSON Schema for editors: manifest/manifest
 			return runValidate(e, opts, args, asJSON, strict, verbose)
 		},
 	}
+	opts.register(cmd.Flags(), catalogFlags|filterFlags)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for tools")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 on warnings as well as errors")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list renamed tools and every tool not served, with the reason")

@@ -1,4 +1,4 @@
-package cli
+package clientconfig
 
 import (
 	"bytes"
@@ -90,9 +90,9 @@ func (o *jsonObject) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return err
 }
 
-// configFile is a client's configuration file as read.
-type configFile struct {
-	path    string
+// File is a client's configuration file as read.
+type File struct {
+	Path    string // symbolic links resolved
 	data    []byte
 	perm    fs.FileMode
 	existed bool
@@ -100,15 +100,16 @@ type configFile struct {
 	servers jsonObject // the member c.key of top
 }
 
-// readConfig reads a client's file. A file that does not exist or holds
-// only whitespace is an empty object. Comments (VS Code allows them) and
+// Read reads c's file on m. A file that does not exist or holds only
+// whitespace is an empty object. Comments (VS Code allows them) and
 // anything else that is not JSON are refused, and the file left as it is.
-func readConfig(c mcpClient, path string) (*configFile, error) {
+func (c Client) Read(m Machine) (*File, error) {
+	_, path := c.paths(m)
 	// Write through a symbolic link (a dotfiles checkout), not over it.
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		path = p
 	}
-	f := &configFile{path: path, perm: 0o600}
+	f := &File{Path: path, perm: 0o600}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
@@ -139,6 +140,9 @@ func readConfig(c mcpClient, path string) (*configFile, error) {
 	return f, nil
 }
 
+// Server returns the entry of the server name, as written.
+func (f *File) Server(name string) (jsontext.Value, bool) { return f.servers.get(name) }
+
 func lineOf(data []byte, offset int64) int {
 	return bytes.Count(data[:min(offset, int64(len(data)))], []byte("\n")) + 1
 }
@@ -146,7 +150,7 @@ func lineOf(data []byte, offset int64) int {
 // encode returns the file with f.servers in place, indented as the
 // file was (VS Code writes tabs, most others two spaces), strings
 // escaped as they were.
-func (f *configFile) encode(c mcpClient) ([]byte, error) {
+func (f *File) encode(c Client) ([]byte, error) {
 	servers, err := json.Marshal(f.servers, jsontext.PreserveRawStrings(true))
 	if err != nil {
 		return nil, err
@@ -165,17 +169,17 @@ func (f *configFile) encode(c mcpClient) ([]byte, error) {
 // write replaces the file atomically with data, with the old file's
 // permissions (0600 for a new one: other servers' entries may carry
 // secrets in env), and keeps the old one as FILE.bak, which it returns.
-func (f *configFile) write(data []byte) (backup string, err error) {
-	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+func (f *File) write(data []byte) (backup string, err error) {
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
 		return "", err
 	}
 	if f.existed {
-		backup = f.path + ".bak"
+		backup = f.Path + ".bak"
 		if err := writeAtomic(backup, f.data, f.perm); err != nil {
 			return "", err
 		}
 	}
-	return backup, writeAtomic(f.path, data, f.perm)
+	return backup, writeAtomic(f.Path, data, f.perm)
 }
 
 // writeAtomic writes a temporary file in the same folder and renames it
