@@ -77,6 +77,7 @@ type hold struct {
 	seq     uint64
 	held    int64 // guarded by b.root.mu
 	running bool  // has grown: in the running sets; guarded by b.root.mu
+	done    bool  // finished: it counts nothing more; guarded by b.root.mu
 }
 
 func (b *budget) newHold() *hold {
@@ -150,6 +151,9 @@ func (h *hold) charge(n int) {
 }
 
 func (h *hold) add(n int64) {
+	if h.done {
+		return // late bytes of a request answered already: nobody would release them
+	}
 	h.held += n
 	h.b.addLocked(n)
 }
@@ -204,6 +208,20 @@ func (b *budget) releaseIfIdle() {
 	}
 }
 
+// shrink gives back n of the bytes h counts, no longer held.
+func (h *hold) shrink(n int) {
+	if h == nil || n <= 0 {
+		return
+	}
+	root := h.b.root
+	root.mu.Lock()
+	n = int(min(int64(n), h.held))
+	h.held -= int64(n)
+	over := h.b.releaseLocked(int64(n))
+	root.mu.Unlock()
+	h.b.afterBurst(over)
+}
+
 // finish releases everything h holds: the request is answered, and its
 // response written or dropped. Finishing twice is harmless.
 func (h *hold) finish() {
@@ -216,7 +234,7 @@ func (h *hold) finish() {
 		delete(b.running, h)
 	}
 	over := h.b.releaseLocked(h.held)
-	h.held, h.running = 0, false
+	h.held, h.running, h.done = 0, false, true
 	root.mu.Unlock()
 	h.b.afterBurst(over)
 }

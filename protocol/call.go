@@ -5,8 +5,8 @@ import (
 	"errors"
 	"math"
 	"sync"
-	"sync/atomic"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -59,42 +59,75 @@ type ClientInfo struct {
 }
 
 // ErrNotSupported is the error of a Call's request to its client that
-// the client cannot answer: it declared no such capability, or the bridge
-// does not offer the request yet.
-var ErrNotSupported = errors.New("the client cannot be asked this")
+// cannot be made here: the client cannot ask (CanConfirm), or the request
+// cannot ask in the middle (completion/complete).
+var ErrNotSupported = errors.New("the client cannot be asked this here")
 
 // Call is one request as the providers see it, and everything it may do
 // towards its client: who it is for (its principal, its client, its
 // session), its hold on the byte budget, logging to the client, reporting
-// progress, and asking the user or the client. The server makes one for
-// each request it hands to a provider, and a provider passes it on, as a
-// parameter, to whatever reads or waits on the request's behalf (the
-// backend client counts a reply's bytes with Grow): nothing of it travels
-// in a context. NewCall makes one for a request made outside a session.
+// progress, and asking the user, the client's model, or the client's
+// roots. The server makes one for each request it hands to a provider,
+// and a provider passes it on, as a parameter, to whatever reads or waits
+// on the request's behalf (the backend client counts a reply's bytes with
+// Grow, and hands what the backend says meanwhile to Progress, Log,
+// Elicit, Sample and Roots): nothing of it travels in a context. NewCall
+// makes one for a request made outside a session.
+//
+// In protocol 2026-07-28 a call that asks the client something outlives
+// its request: the request is answered input_required, and the client's
+// retry takes the call over (see the server's parked calls). The call's
+// messages then go to the retry.
 //
 // A Call's methods are safe for concurrent use. It is valid until its
 // provider method returns.
 type Call struct {
-	ss                   *Session // nil for a call made by NewCall
-	rq                   *request // nil for a call made by NewCall
-	hold                 *hold    // nil: nothing is counted
-	principal            Principal
-	client               ClientInfo
+	srv       *Server // nil for a call made by NewCall
+	principal Principal
+	client    ClientInfo
+	version   string
+	modernEra bool
+	caps      clientCaps // what the client said it can be asked
+
 	transport, sessionID string // of a call made by NewCall
 
-	// The ways to ask the user to confirm: ask, or in the modern era the
-	// request's own answer (modern); neither when the client cannot ask.
-	ask    Asker
-	modern *modernAsk
+	// The ways to ask the user to confirm: confirm, or in the modern era
+	// the request's own answer (modern); neither when the client cannot.
+	confirm Asker
+	modern  *modernAsk
 
 	// logTo receives the log messages of a call made by NewCall.
 	logTo func(level LogLevel, logger string, data any)
 
-	// progress is the request's progress token, nil without one; last
-	// the last progress value sent for it.
-	progress jsontext.Value
-	mu       sync.Mutex
-	last     float64
+	mu sync.Mutex // guards what follows; never held while sending
+	at attachment // the request the call answers now; none while parked
+
+	last            float64          // the last progress value sent
+	backendProgress bool             // the provider reports progress: the heartbeats stop
+	progressQueued  bool             // a progress notification is queued, not yet written
+	progressNext    *progressParams  // the latest progress, sent once the queued one is written
+	logsQueued      int              // log messages queued, not yet written
+	dropped         int              // notifications dropped for want of room, or past their bounds
+	timers          []*pausedTimeout // the call's own time, which stops while it asks (WithTimeout)
+	asking          int              // questions waiting for their answers
+	round           int              // the input_required results the call has answered
+
+	// In the modern era: the questions waiting for an answer, by name;
+	// the request's answers not taken yet, by name; and asked, which
+	// wakes the request's handler when a question comes.
+	questions map[string]*question
+	answers   map[string]jsontext.Value
+	asked     chan struct{}
+	park      *parked // the call's life after its request, once it asks
+}
+
+// attachment is the request a Call answers now: where its messages go,
+// and what counts the bytes it holds.
+type attachment struct {
+	ss       *Session
+	rq       *request
+	hold     *hold          // nil: nothing is counted
+	progress jsontext.Value // the request's progress token; nil without one
 }
 
 // CallOptions describe a request made outside a session, for NewCall.
@@ -118,7 +151,8 @@ type CallOptions struct {
 
 // NewCall returns the Call of a request made outside a session, such as
 // a command of the process calling one tool. It counts no bytes against
-// any budget.
+// any budget, and asks nothing of a client but the confirmations Ask
+// answers.
 func NewCall(o CallOptions) *Call {
 	if o.Principal.Kind == "" {
 		o.Principal = Principal{Kind: PrincipalProcess}
@@ -127,10 +161,11 @@ func NewCall(o CallOptions) *Call {
 		o.ProtocolVersion = LatestLegacyVersion
 	}
 	return &Call{
-		rq:        &request{era: era{version: o.ProtocolVersion, modern: IsModernVersion(o.ProtocolVersion), logLevel: logOff}},
 		principal: o.Principal,
 		client:    o.Client,
-		ask:       o.Ask,
+		version:   o.ProtocolVersion,
+		modernEra: IsModernVersion(o.ProtocolVersion),
+		confirm:   o.Ask,
 		logTo:     o.Log,
 		transport: o.Transport,
 		sessionID: o.SessionID,
@@ -147,28 +182,43 @@ func (c *Call) Client() ClientInfo { return c.client }
 // SessionID identifies the client's session within the process, for the
 // records.
 func (c *Call) SessionID() string {
-	if c.ss == nil {
-		return c.sessionID
+	if ss := c.attached().ss; ss != nil {
+		return ss.id
 	}
-	return c.ss.id
+	return c.sessionID
 }
 
 // Transport names how the client is connected: "stdio", "http", or what
 // NewCall was told.
 func (c *Call) Transport() string {
-	if c.ss == nil {
-		return c.transport
+	if ss := c.attached().ss; ss != nil {
+		return ss.transport
 	}
-	return c.ss.transport
+	return c.transport
 }
 
 // ProtocolVersion returns the protocol version in force for the request.
-func (c *Call) ProtocolVersion() string { return c.rq.version }
+func (c *Call) ProtocolVersion() string { return c.version }
+
+// attached returns the request the call answers now.
+func (c *Call) attached() attachment {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
 
 // Grow counts n more bytes held for the request against its session's
 // budget and its server's, waiting while there is no room for them (see
 // hold.Grow). It fails only when ctx ends first.
-func (c *Call) Grow(ctx context.Context, n int) error { return c.hold.Grow(ctx, n) }
+func (c *Call) Grow(ctx context.Context, n int) error { return c.attached().hold.Grow(ctx, n) }
+
+// Shrink gives back n of the bytes Grow counted, no longer held.
+func (c *Call) Shrink(n int) { c.attached().hold.shrink(n) }
+
+// Most log messages of one call queued for its client, not yet written:
+// past it, a backend that logs faster than the client reads loses
+// messages, and holds up no other call.
+const maxLogsQueued = 64
 
 // Log sends a log message about the request to its client, when the
 // client asked for messages of this level: in the legacy era through
@@ -176,61 +226,145 @@ func (c *Call) Grow(ctx context.Context, n int) error { return c.hold.Grow(ctx, 
 // logLevel (without it, nothing is sent). data is any JSON-encodable
 // value. A client that does not read loses log messages, never more.
 func (c *Call) Log(level LogLevel, logger string, data any) {
-	if c.ss == nil {
+	if c.srv == nil {
 		if c.logTo != nil {
 			c.logTo(level, logger, data)
 		}
 		return
 	}
-	min := LogLevel(c.ss.logLevel.Load())
-	if c.rq.modern {
-		min = c.rq.logLevel
+	c.mu.Lock()
+	at := c.at
+	if at.ss == nil || c.logsQueued >= maxLogsQueued {
+		c.dropped++
+		c.mu.Unlock()
+		return
 	}
-	if level >= min {
-		c.ss.sendLog(c.rq.out, level, logger, data)
+	min := LogLevel(at.ss.logLevel.Load())
+	if at.rq.modern {
+		min = at.rq.logLevel
 	}
+	if level < min {
+		c.mu.Unlock()
+		return
+	}
+	c.logsQueued++
+	c.mu.Unlock()
+	d, err := json.Marshal(data, encodeOpts)
+	if err != nil {
+		d, _ = json.Marshal(err.Error(), encodeOpts)
+	}
+	msg := encodeNotification("notifications/message", &logParams{Level: level.String(), Logger: logger, Data: d})
+	if !at.ss.notifyThen(at.rq.out, msg, c.logWritten) {
+		c.logWritten()
+		c.countDropped()
+	}
+}
+
+func (c *Call) logWritten() {
+	c.mu.Lock()
+	c.logsQueued--
+	c.mu.Unlock()
+}
+
+func (c *Call) countDropped() {
+	c.mu.Lock()
+	c.dropped++
+	c.mu.Unlock()
 }
 
 // Progress reports the request's progress to its client, when the request
 // carried a progress token and value is above the last one sent for it
 // (MCP requires progress to increase); total, when positive, is the value
-// at which the work is done. It reports whether it sent the notification:
-// one the client has no room for is dropped.
+// at which the work is done. The first progress a provider reports stops
+// the server's heartbeats. Progress the client has not read yet is
+// coalesced: once the last notification is written, only the latest
+// value follows. It reports whether the progress will reach the client.
 func (c *Call) Progress(value, total float64, message string) bool {
-	if value <= 0 {
+	if value <= 0 || math.IsNaN(value) || math.IsInf(value, 0) {
 		return false
 	}
-	return c.sendProgress(value, total, message, nil)
+	return c.sendProgress(value, total, message, true)
 }
 
-// sendProgress sends notifications/progress with value, or with value 0
-// the next whole number above the last value sent. queued, when set, is
-// the flag of a heartbeat still queued (see Session.notify).
-func (c *Call) sendProgress(value, total float64, message string, queued *atomic.Bool) bool {
-	if c.ss == nil || c.progress == nil {
+// sendProgress sends progress: value, or with value 0 the next whole
+// number above the last value sent, a heartbeat's (fromProvider false),
+// which stops once the provider reports progress itself.
+func (c *Call) sendProgress(value, total float64, message string, fromProvider bool) bool {
+	c.mu.Lock()
+	at := c.at
+	switch {
+	case at.ss == nil || at.progress == nil:
+		c.mu.Unlock()
+		return false
+	case fromProvider:
+		c.backendProgress = true
+	case c.backendProgress:
+		c.mu.Unlock()
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if value == 0 {
 		value = math.Floor(c.last) + 1
 	}
 	if value <= c.last {
+		c.dropped++
+		c.mu.Unlock()
 		return false
 	}
 	c.last = value
-	return c.ss.notify(c.rq.out, encodeNotification("notifications/progress", &progressParams{
-		ProgressToken: c.progress, Progress: value, Total: max(total, 0), Message: message}), queued)
+	p := &progressParams{ProgressToken: at.progress, Progress: value, Total: max(total, 0), Message: message}
+	if c.progressQueued {
+		c.progressNext = p // the latest says all the others would
+		c.mu.Unlock()
+		return true
+	}
+	c.progressQueued = true
+	c.mu.Unlock()
+	return c.emitProgress(at, p)
+}
+
+// emitProgress sends p to the client of at; once it is written, the
+// latest progress reported meanwhile follows.
+func (c *Call) emitProgress(at attachment, p *progressParams) bool {
+	if at.ss.notifyThen(at.rq.out, encodeNotification("notifications/progress", p), c.progressWritten) {
+		return true
+	}
+	c.mu.Lock()
+	c.progressQueued = false
+	c.dropped++
+	c.mu.Unlock()
+	return false
+}
+
+func (c *Call) progressWritten() {
+	c.mu.Lock()
+	next := c.progressNext
+	c.progressNext = nil
+	if next == nil || c.at.ss == nil {
+		c.progressQueued = false
+		c.mu.Unlock()
+		return
+	}
+	next.ProgressToken = c.at.progress
+	at := c.at
+	c.mu.Unlock()
+	c.emitProgress(at, next)
 }
 
 // CanConfirm reports whether the user can be asked to confirm: the client
 // declared form elicitation (or, outside a session, someone answers).
-func (c *Call) CanConfirm() bool { return c.ask != nil || c.modern != nil }
+func (c *Call) CanConfirm() bool {
+	if c.srv == nil {
+		return c.confirm != nil
+	}
+	return c.caps.canElicitForm() && (c.modernEra || shapeOf(c.version) >= shapeStructured)
+}
 
 // Confirm asks the user, through the client, a yes-or-no Question before
 // the request goes on. It returns the user's answer; or ctx's error when
 // ctx ends first (the question is then withdrawn); or an error wrapping
-// ErrNotSupported when the client cannot ask (see CanConfirm).
+// ErrNotSupported when the client cannot ask (see CanConfirm). No more
+// than the server's AskTimeout is spent waiting (then an *Error with
+// CodeRequestTimeout), and that time does not count against WithTimeout.
 //
 // In protocol 2026-07-28 the question travels in the result: when the
 // request does not carry the user's answer yet, Confirm keeps the question
@@ -240,12 +374,18 @@ func (c *Call) CanConfirm() bool { return c.ask != nil || c.modern != nil }
 // answer.
 func (c *Call) Confirm(ctx context.Context, q Question) (Answer, error) {
 	switch {
+	case c.srv == nil && c.confirm != nil:
+		return c.confirm(ctx, q)
+	case !c.CanConfirm():
+		return Answer{}, ErrNotSupported
 	case c.modern != nil:
 		return c.modern.ask(q)
-	case c.ask != nil:
-		return c.ask(ctx, q)
 	}
-	return Answer{}, ErrNotSupported
+	raw, err := c.ask(ctx, confirmKey, "elicitation/create", confirmParams(q, c.version), false)
+	if err != nil {
+		return Answer{}, err
+	}
+	return answerOf(raw)
 }
 
 // pending returns the question Confirm kept for an input_required result,
@@ -257,22 +397,28 @@ func (c *Call) pending() *Question {
 	return c.modern.question
 }
 
-// Sample asks the client's model for a completion (sampling/createMessage,
-// with MCP's params). The bridge does not offer it yet: it returns
-// ErrNotSupported.
-func (c *Call) Sample(ctx context.Context, params jsontext.Value) (jsontext.Value, error) {
-	return nil, ErrNotSupported
+// Elicit asks the user, through the client, to fill in a form:
+// elicitation/create with MCP's params (form mode), named name among the
+// call's questions (the key of a 2026-07-28 input request). It returns
+// the client's result, a declined or cancelled form included; or an
+// *Error: CodeMissingCapability when the client did not declare form
+// elicitation, CodeRequestTimeout after the server's AskTimeout (or when
+// too many calls wait for answers), CodeRequestCancelled when the call
+// ends first, or the client's own error. Its wait does not count against
+// WithTimeout.
+func (c *Call) Elicit(ctx context.Context, name string, params jsontext.Value) (jsontext.Value, error) {
+	return c.ask(ctx, name, "elicitation/create", params, true)
 }
 
-// Elicit asks the user, through the client, to fill in a form
-// (elicitation/create, with MCP's params). The bridge does not offer it
-// to providers yet: it returns ErrNotSupported.
-func (c *Call) Elicit(ctx context.Context, params jsontext.Value) (jsontext.Value, error) {
-	return nil, ErrNotSupported
+// Sample asks the client's model for a completion: sampling/createMessage
+// with MCP's params, named name among the call's questions. It answers
+// as Elicit does.
+func (c *Call) Sample(ctx context.Context, name string, params jsontext.Value) (jsontext.Value, error) {
+	return c.ask(ctx, name, "sampling/createMessage", params, true)
 }
 
-// Roots asks the client for its roots (roots/list). The bridge does not
-// offer it yet: it returns ErrNotSupported.
-func (c *Call) Roots(ctx context.Context) (jsontext.Value, error) {
-	return nil, ErrNotSupported
+// Roots asks the client for its roots (roots/list), named name among the
+// call's questions. It answers as Elicit does.
+func (c *Call) Roots(ctx context.Context, name string, params jsontext.Value) (jsontext.Value, error) {
+	return c.ask(ctx, name, "roots/list", params, true)
 }

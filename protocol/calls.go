@@ -43,18 +43,17 @@ func (ss *Session) startCall(ctx context.Context, rq *request, info methodInfo, 
 		}
 	}
 	f := &flight{info: info, p: p, b: b}
-	f.call = Call{ss: ss, rq: rq, hold: rq.hold, principal: ss.principal}
+	rq.flight = f
+	f.call = Call{srv: ss.srv, principal: ss.principal, version: rq.version, modernEra: rq.modern}
+	// A progress token is a string or an integer, as the schema says, so
+	// what makes a valid request id. Anything else (null, which some
+	// clients send for "none", an object, a fraction) is no token: echoed,
+	// it would make notifications the client finds invalid.
+	f.call.at = attachment{ss: ss, rq: rq, hold: rq.hold, progress: progressToken(rq)}
 	if !isStream {
 		f.call.client = ss.clientOf(rq, p.meta())
-		if token := p.meta().ProgressToken; validID(token) {
-			// A string or an integer, as the schema says, so what makes a
-			// valid request id. Anything else (null, which some clients
-			// send for "none", an object, a fraction) is no token: echoed,
-			// it would make notifications the client finds invalid.
-			f.call.progress = token
-		}
+		f.call.caps = ss.capsOf(rq, p.meta())
 	}
-	rq.flight = f
 	ss.mu.Lock()
 	var refuse *Error
 	switch _, dup := ss.inflight[string(rq.id)]; {
@@ -87,7 +86,7 @@ func (ss *Session) startCall(ctx context.Context, rq *request, info methodInfo, 
 // It ends when the handler returns (bounded by the call's timeout or
 // cancellation).
 func (f *flight) run(ctx context.Context) {
-	ss, rq, isStream := f.call.ss, f.call.rq, f.info.flags&stream != 0
+	ss, rq, isStream := f.call.at.ss, f.call.at.rq, f.info.flags&stream != 0
 	defer ss.calls.Done()
 	defer f.cancel()
 	answer := func() Message {

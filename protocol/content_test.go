@@ -191,12 +191,12 @@ func TestAReadIsWrittenFromTheBytesRead(t *testing.T) {
 	text := []byte("{\"q\":\"a \\\"b\\\"\"}\n\tline\u2028two é \x7f")
 	zero := 0
 	for _, tail := range []resultTail{{}, {TTLMs: &zero, CacheScope: "private", ResultType: "complete"}} {
-		spliced := &readResourceResult{ReadResourceResult{Contents: []ResourceContents{{URI: "u:x", MIMEType: "text/plain", TextBytes: text}}}, tail}
+		spliced := &readResourceResult{ReadResourceResult{Contents: []ResourceContents{{URI: "u:x", MIMEType: "text/plain", TextBytes: text}}}, tail, inputOr{}}
 		m, err := spliced.encodeMessage(jsontext.Value(`"id\"1"`))
 		if err != nil || len(m.parts) != 3 || !m.parts[1].counted {
 			t.Fatalf("not written in parts around the bytes: %+v, %v", m.parts, err)
 		}
-		whole, _ := encodeResult(jsontext.Value(`"id\"1"`), &readResourceResult{ReadResourceResult{Contents: []ResourceContents{{URI: "u:x", MIMEType: "text/plain", Text: string(text)}}}, tail})
+		whole, _ := encodeResult(jsontext.Value(`"id\"1"`), &readResourceResult{ReadResourceResult{Contents: []ResourceContents{{URI: "u:x", MIMEType: "text/plain", Text: string(text)}}}, tail, inputOr{}})
 		if got := m.Bytes(); string(got) != string(whole) {
 			t.Errorf("spliced:\n%s\nwhole:\n%s", got, whole)
 		}

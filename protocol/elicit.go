@@ -94,31 +94,3 @@ func answerOf(raw jsontext.Value) (Answer, error) {
 	}
 	return Answer{Action: r.Action, Allowed: r.Action == "accept" && string(r.Content[confirmKey]) == "true"}, nil
 }
-
-// canElicitForm reports whether client capabilities declare form
-// elicitation: an elicitation member with a form member, or with neither
-// form nor url (what 2025-06-18 had, which means form).
-func canElicitForm(caps jsontext.Value) bool {
-	var c struct {
-		Elicitation *struct {
-			Form jsontext.Value `json:"form"`
-			URL  jsontext.Value `json:"url"`
-		} `json:"elicitation"`
-	}
-	if json.Unmarshal(caps, &c, json.RejectUnknownMembers(false)) != nil || c.Elicitation == nil {
-		return false
-	}
-	return c.Elicitation.Form != nil || c.Elicitation.URL == nil
-}
-
-// legacyAsker asks with elicitation/create on out, the stream of the call
-// it is for, in a session whose client declared it can.
-func (ss *Session) legacyAsker(out Sink, version string) Asker {
-	return func(ctx context.Context, q Question) (Answer, error) {
-		raw, err := ss.request(ctx, out, "elicitation/create", confirmParams(q, version))
-		if err != nil {
-			return Answer{}, err
-		}
-		return answerOf(raw)
-	}
-}

@@ -130,7 +130,7 @@ func TestInputRequiredRoundTrip(t *testing.T) {
 			t.Error("asked again with the state that was spent")
 		}
 		// A state past its time.
-		time.Sleep(DefaultInputStateTTL + time.Second)
+		time.Sleep(DefaultAskTimeout + time.Second)
 		refused("an expired state", modernCall("12", "t_delete", args, answered(true)+`,"requestState":"`+again+`"`), "expired")
 		if done.Load() != 1 {
 			t.Errorf("the tool ran %d times, want once", done.Load())

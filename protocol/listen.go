@@ -134,7 +134,7 @@ func (ss *Session) notifyListChanged(k listKind) {
 	defer ss.mu.Unlock()
 	for _, c := range ss.inflight {
 		if c.lists&k != 0 {
-			ss.sendAlways(c.call.rq.out, encodeNotification(method, &listChangedParams{Meta: subscriptionMeta{c.call.rq.id}}), &c.listsQueued[k.index()])
+			ss.sendAlways(c.call.at.rq.out, encodeNotification(method, &listChangedParams{Meta: subscriptionMeta{c.call.at.rq.id}}), &c.listsQueued[k.index()])
 		}
 	}
 }

@@ -251,7 +251,8 @@ func (ss *Session) initialize(_ context.Context, _ *request, p *initializeParams
 	}
 	ss.version.Store(&v)
 	ss.client.Store(&p.ClientInfo)
-	ss.elicitation.Store(shapeOf(v) >= shapeStructured && canElicitForm(p.Capabilities))
+	caps := capsOf(p.Capabilities)
+	ss.caps.Store(&caps)
 	ev := ss.log.Info().Str("requested", requested).Str("protocol_version", v)
 	// The client's strings are the client's: logged short and valid.
 	ev = ev.Str("client", logSafe(p.ClientInfo.Name)).Str("client_version", logSafe(p.ClientInfo.Version))

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -16,25 +15,33 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// DefaultInputStateTTL is how long a 2026-07-28 requestState may be
-// answered, when Server.InputStateTTL is zero.
-const DefaultInputStateTTL = 5 * time.Minute
-
-// In protocol 2026-07-28 the server asks the user nothing by a request of
-// its own: the call's result is input_required, holding the question and
-// a requestState, and the client calls again with the user's answer and
-// that state. The state is the server's memory of the question: signed
-// with a key of the process (HMAC-SHA256), it names the call it was made
-// for (method, tool, a digest of the canonical arguments), expires, and
-// is redeemed once.
+// In protocol 2026-07-28 the server asks the client nothing by a request
+// of its own: the request's result is input_required, holding the
+// questions and a requestState, and the client sends the request again
+// with the answers and that state. The state is the server's memory of
+// the question: signed with a key of the process (HMAC-SHA256), it names
+// the request it was made for (method, tool or URI, a digest of the exact
+// arguments) and who made it (the principal), expires with AskTimeout,
+// and is redeemed once. It names the parked call that waits for the
+// answers, if any (see parked.go), or says that it asked to confirm.
 
 // inputState is what a requestState carries, under its signature.
 type inputState struct {
-	Method string `json:"m"`
-	Name   string `json:"n"`
-	Args   string `json:"a"` // SHA-256 of the canonical arguments, hex
-	Expiry int64  `json:"e"` // Unix milliseconds
-	Nonce  string `json:"r"` // random, so that each state is redeemed once
+	Method    string `json:"m"`
+	Name      string `json:"n"`
+	Args      string `json:"a"`           // SHA-256 of the canonical arguments, hex
+	Principal string `json:"p"`           // who asked: only they may answer
+	Expiry    int64  `json:"e"`           // Unix milliseconds
+	Nonce     string `json:"r"`           // random, so that each state is redeemed once
+	Park      string `json:"k,omitempty"` // the parked call waiting for the answers
+	Confirm   bool   `json:"c,omitempty"` // it asks to confirm the call
+}
+
+// stateKey is what a requestState is bound to: the request it was issued
+// for.
+type stateKey struct {
+	method, name string
+	args         jsontext.Value
 }
 
 // inputStates issues and redeems requestStates. It is safe for concurrent
@@ -73,16 +80,17 @@ func argsDigest(args jsontext.Value) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// issue returns a new state for the call of name with args.
-func (s *inputStates) issue(method, name string, args jsontext.Value) (string, error) {
-	digest, err := argsDigest(args)
+// issue returns a new state for the request k of who, naming park (or
+// none), or saying that it asks to confirm.
+func (s *inputStates) issue(k stateKey, who Principal, park string, confirm bool) (string, error) {
+	digest, err := argsDigest(k.args)
 	if err != nil {
 		return "", err
 	}
 	var nonce [16]byte
 	rand.Read(nonce[:])
-	payload, err := json.Marshal(inputState{Method: method, Name: name, Args: digest,
-		Expiry: time.Now().Add(s.ttl).UnixMilli(), Nonce: hex.EncodeToString(nonce[:])})
+	payload, err := json.Marshal(inputState{Method: k.method, Name: k.name, Args: digest, Principal: statePrincipal(who),
+		Expiry: time.Now().Add(s.ttl).UnixMilli(), Nonce: hex.EncodeToString(nonce[:]), Park: park, Confirm: confirm})
 	if err != nil {
 		return "", err
 	}
@@ -101,7 +109,7 @@ const (
 	StateForged    = "forged"     // not one this server issued
 	StateExpired   = "expired"    // past its time
 	StateReplayed  = "replayed"   // redeemed already
-	StateOtherCall = "other_call" // issued for another tool or other arguments
+	StateOtherCall = "other_call" // issued for another request, or another principal
 	StateTooMany   = "too_many"   // too many states redeemed of late to remember more
 )
 
@@ -112,34 +120,50 @@ type stateError struct{ reason, msg string }
 func (e *stateError) Error() string { return e.msg }
 
 var (
-	errStateForged   = &stateError{StateForged, "requestState is not one this server issued; call the tool again without it"}
-	errStateExpired  = &stateError{StateExpired, "requestState has expired; call the tool again without it to be asked anew"}
-	errStateReused   = &stateError{StateReplayed, "requestState was used already; call the tool again without it to be asked anew"}
+	errStateForged   = &stateError{StateForged, "requestState is not one this server issued; call again without it"}
+	errStateExpired  = &stateError{StateExpired, "requestState has expired; call again without it to be asked anew"}
+	errStateReused   = &stateError{StateReplayed, "requestState was used already; call again without it to be asked anew"}
 	errStateOtherUse = &stateError{StateOtherCall, "requestState was issued for another call; send it only with the call that received it"}
 )
 
-// redeem checks that state is one s issued for the call of name with
-// args, in time, and not redeemed before; then it is spent.
-func (s *inputStates) redeem(state, method, name string, args jsontext.Value) error {
+// verify checks that state is one s issued for the request k of who, in
+// time, and returns what it says; spend then redeems it.
+func (s *inputStates) verify(state string, k stateKey, who Principal) (*inputState, error) {
 	enc := base64.RawURLEncoding
 	p64, sig64, ok := bytes.Cut([]byte(state), []byte("."))
 	payload, err1 := enc.DecodeString(string(p64))
 	sig, err2 := enc.DecodeString(string(sig64))
 	if !ok || err1 != nil || err2 != nil || !hmac.Equal(sig, s.sign(payload)) {
-		return errStateForged
+		return nil, errStateForged
 	}
 	var st inputState
 	if err := json.Unmarshal(payload, &st); err != nil {
-		return errStateForged // signed by us, so never: but a state is only trusted whole
+		return nil, errStateForged // signed by us, so never: but a state is only trusted whole
 	}
-	digest, err := argsDigest(args)
-	now := time.Now().UnixMilli()
+	digest, err := argsDigest(k.args)
 	switch {
-	case now > st.Expiry:
-		return errStateExpired
-	case st.Method != method || st.Name != name || err != nil || digest != st.Args:
-		return errStateOtherUse
+	case time.Now().UnixMilli() > st.Expiry:
+		return nil, errStateExpired
+	case st.Method != k.method || st.Name != k.name || err != nil || digest != st.Args || st.Principal != statePrincipal(who):
+		return nil, errStateOtherUse
 	}
+	return &st, nil
+}
+
+// statePrincipal is who a state binds: the holder of a token, a named
+// client or the process, whom every request names the same; not a session
+// or a connection, which a 2026-07-28 retry does not keep.
+func statePrincipal(who Principal) string {
+	switch who.Kind {
+	case PrincipalToken, PrincipalClient, PrincipalProcess:
+		return who.String()
+	}
+	return ""
+}
+
+// spend redeems st: a state is answered once.
+func (s *inputStates) spend(st *inputState) error {
+	now := time.Now().UnixMilli()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, spent := s.used[st.Nonce]; spent {
@@ -152,7 +176,7 @@ func (s *inputStates) redeem(state, method, name string, args jsontext.Value) er
 			}
 		}
 		if len(s.used) >= maxRedeemed {
-			return &stateError{StateTooMany, fmt.Sprintf("too many confirmations answered in the last %s; try again shortly", s.ttl)}
+			return &stateError{StateTooMany, fmt.Sprintf("too many questions answered in the last %s; try again shortly", s.ttl)}
 		}
 	}
 	s.used[st.Nonce] = st.Expiry
@@ -160,8 +184,10 @@ func (s *inputStates) redeem(state, method, name string, args jsontext.Value) er
 }
 
 // modernAsk is how a 2026-07-28 call asks the user to confirm: it answers
-// from the request's inputResponses when they hold the answer, and
-// otherwise keeps the question for the input_required result.
+// from the request's inputResponses when they hold the answer (with the
+// state that asked), and otherwise keeps the question for the
+// input_required result. The provider does not wait: it starts again when
+// the answer comes.
 type modernAsk struct {
 	answer   *Answer
 	question *Question
@@ -177,60 +203,30 @@ func (m *modernAsk) ask(q Question) (Answer, error) {
 
 // inputRequest is one entry of a result's inputRequests.
 type inputRequest struct {
-	Method string       `json:"method"`
-	Params elicitParams `json:"params"`
+	Method string         `json:"method"`
+	Params jsontext.Value `json:"params"`
 }
 
-// inputRequiredResult is a tools/call result of protocol 2026-07-28 that
-// asks the user first.
+// inputRequiredResult is a result of protocol 2026-07-28 that asks the
+// client first.
 type inputRequiredResult struct {
 	InputRequests map[string]inputRequest `json:"inputRequests"`
 	RequestState  string                  `json:"requestState"`
 	resultTail
 }
 
-// modernAsker returns how a 2026-07-28 tools/call asks, or nil when
-// the client cannot elicit a form. A requestState in the request is
-// checked first: a refused one fails the request, the tool provider is
-// not called, and Server.Refused is told why.
-func (ss *Session) modernAsker(call *Call, p *callParams, args jsontext.Value) (*modernAsk, error) {
-	if p.RequestState != nil {
-		if err := ss.srv.inputStates().redeem(*p.RequestState, "tools/call", p.Name, args); err != nil {
-			var se *stateError
-			if errors.As(err, &se) && ss.srv.Refused != nil {
-				ss.srv.Refused(call, &CallToolRequest{Name: p.Name, Arguments: args}, se.reason)
-			}
-			return nil, fmt.Errorf("%w: tools/call: %w", ErrInvalidParams, err)
-		}
-	}
-	if !canElicitForm(p.Meta.ClientCapabilities) {
-		return nil, nil
-	}
-	m := &modernAsk{}
-	var responses map[string]jsontext.Value
-	if p.RequestState != nil && p.InputResponses != nil {
-		if err := json.Unmarshal(p.InputResponses, &responses); err != nil {
-			return nil, fmt.Errorf(`%w: tools/call: "inputResponses": %s`, ErrInvalidParams, describe(err))
-		}
-	}
-	if raw, ok := responses[confirmKey]; ok {
-		a, err := answerOf(raw)
-		if err != nil {
-			return nil, fmt.Errorf(`%w: tools/call: "inputResponses": %w`, ErrInvalidParams, err)
-		}
-		m.answer = &a
-	}
-	return m, nil
-}
-
-// inputRequired is the result that asks q, the question the call kept.
-func (ss *Session) inputRequired(q *Question, p *callParams, args jsontext.Value, version string) (*callToolResult, error) {
-	state, err := ss.srv.inputStates().issue("tools/call", p.Name, args)
+// confirmation is the result that asks q, the confirmation the call kept.
+func (ss *Session) confirmation(q *Question, call *Call, key stateKey) (*inputRequiredResult, error) {
+	state, err := ss.srv.inputStates().issue(key, call.principal, "", true)
 	if err != nil {
-		return nil, fmt.Errorf(`%w: tools/call: "arguments": %s`, ErrInvalidParams, describe(err))
+		return nil, fmt.Errorf(`%w: %s: "arguments": %s`, ErrInvalidParams, key.method, describe(err))
 	}
-	return &callToolResult{input: &inputRequiredResult{
-		InputRequests: map[string]inputRequest{confirmKey: {Method: "elicitation/create", Params: confirmParams(*q, version)}},
+	params, err := json.Marshal(confirmParams(*q, call.version), encodeOpts)
+	if err != nil {
+		return nil, err
+	}
+	return &inputRequiredResult{
+		InputRequests: map[string]inputRequest{confirmKey: {Method: "elicitation/create", Params: params}},
 		RequestState:  state,
-	}, resultTail: resultTail{ResultType: "input_required"}}, nil
+	}, nil
 }

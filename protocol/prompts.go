@@ -152,6 +152,7 @@ func (ss *Session) listPrompts(_ context.Context, rq *request, p *listParams) (*
 
 type getPromptParams struct {
 	metaParams
+	inputParams
 	Name      *string           `json:"name"`
 	Arguments map[string]string `json:"arguments"`
 }
@@ -159,6 +160,17 @@ type getPromptParams struct {
 type getPromptResult struct {
 	GetPromptResult
 	resultTail
+	inputOr `json:"-"` // instead, in 2026-07-28: ask the client first
+}
+
+// encodeMessage encodes a prompts/get response, or the input_required
+// result that asks first.
+func (res *getPromptResult) encodeMessage(id jsontext.Value) (Message, error) {
+	if m, ok, err := res.encodeInput(id, res.resultTail); ok {
+		return m, err
+	}
+	b, err := encodeResult(id, res)
+	return msgOf(b, nil), err
 }
 
 // getPrompt answers prompts/get through the prompt provider.
@@ -169,7 +181,14 @@ func (ss *Session) getPrompt(ctx context.Context, rq *request, p *getPromptParam
 	if ss.srv.Prompts == nil {
 		return nil, fmt.Errorf("%w: unknown prompt %q: this server offers no prompts", ErrInvalidParams, *p.Name)
 	}
-	res, err := ss.srv.Prompts.GetPrompt(ctx, &rq.flight.call, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments})
+	args, _ := json.Marshal(p.Arguments, json.Deterministic(true))
+	key := stateKey{"prompts/get", *p.Name, args}
+	res, input, _, err := runAsking(ss, ctx, rq, &rq.flight.call, &p.inputParams, key, func(ctx context.Context, call *Call) (*GetPromptResult, error) {
+		return ss.srv.Prompts.GetPrompt(ctx, call, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments})
+	})
+	if input != nil {
+		return &getPromptResult{inputOr: inputOr{input}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -215,12 +215,14 @@ func (ss *Session) listTemplates(_ context.Context, rq *request, p *listParams) 
 
 type readParams struct {
 	metaParams
+	inputParams
 	URI *string `json:"uri"`
 }
 
 type readResourceResult struct {
 	ReadResourceResult
 	resultTail
+	inputOr `json:"-"` // instead, in 2026-07-28: ask the client first
 }
 
 // readResource answers resources/read through the resource provider. Its
@@ -230,9 +232,16 @@ func (ss *Session) readResource(ctx context.Context, rq *request, p *readParams)
 		return nil, fmt.Errorf(`%w: resources/read: "uri" is required`, ErrInvalidParams)
 	}
 	var res *ReadResourceResult
+	var input *inputRequiredResult
 	err := fmt.Errorf("%w: %s", ErrResourceNotFound, *p.URI)
 	if ss.srv.Resources != nil {
-		res, err = ss.srv.Resources.ReadResource(ctx, &rq.flight.call, &ReadResourceRequest{URI: *p.URI})
+		key := stateKey{method: "resources/read", name: *p.URI}
+		res, input, _, err = runAsking(ss, ctx, rq, &rq.flight.call, &p.inputParams, key, func(ctx context.Context, call *Call) (*ReadResourceResult, error) {
+			return ss.srv.Resources.ReadResource(ctx, call, &ReadResourceRequest{URI: *p.URI})
+		})
+	}
+	if input != nil {
+		return &readResourceResult{inputOr: inputOr{input}}, nil
 	}
 	if errors.Is(err, ErrResourceNotFound) {
 		e := &Error{Code: CodeResourceNotFound, Message: err.Error()}
@@ -252,6 +261,9 @@ func (ss *Session) readResource(ctx context.Context, rq *request, p *readParams)
 // result's one contents that is bytes as read (TextBytes) is written from
 // those bytes, in parts around them, as a tool's result is.
 func (res *readResourceResult) encodeMessage(id jsontext.Value) (Message, error) {
+	if m, ok, err := res.encodeInput(id, res.resultTail); ok {
+		return m, err
+	}
 	if len(res.Contents) != 1 || res.Contents[0].TextBytes == nil {
 		b, err := encodeResult(id, res)
 		return msgOf(b, nil), err

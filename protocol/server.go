@@ -82,9 +82,17 @@ type Server struct {
 	// Hurry, when closed, ends the grace period at once: someone asked
 	// twice for the process to stop.
 	Hurry <-chan struct{}
-	// InputStateTTL is how long a 2026-07-28 client may take to answer a
-	// question the server asked in a result (default 5 min).
-	InputStateTTL time.Duration
+	// AskTimeout bounds every wait for a person or the client's model: a
+	// question to the user (a confirmation, a form), a request for a
+	// completion, for the roots; and in 2026-07-28 the lifetime of the
+	// requestState that asks (default 5 min). A call's own timeout
+	// (Call.WithTimeout) stops meanwhile.
+	AskTimeout time.Duration
+	// MaxPendingAsks bounds the calls whose provider (the backend)
+	// waits for the client's answers at once, in all sessions (default
+	// 8): past it, a provider's question is answered CodeRequestTimeout
+	// at once.
+	MaxPendingAsks int
 	// Refused, when set, is told of each tools/call the server refuses
 	// itself, before its tool provider is asked, because the
 	// requestState it carries (2026-07-28) was forged, has expired, was
@@ -103,9 +111,11 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
-	budget   *budget      // the total, made by the first session
-	running  *FairShare   // the calls running in all sessions; made with budget
-	states   *inputStates // made at first use
+	budget   *budget            // the total, made by the first session
+	running  *FairShare         // the calls running in all sessions; made with budget
+	states   *inputStates       // made at first use
+	asking   int                // calls waiting for the client's answers (startAsking)
+	parked   map[string]*parked // 2026-07-28 calls that may ask, by id
 }
 
 // inputStates returns the server's issuer of 2026-07-28 requestStates.
@@ -113,7 +123,7 @@ func (s *Server) inputStates() *inputStates {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.states == nil {
-		s.states = newInputStates(orDefault(s.InputStateTTL, DefaultInputStateTTL))
+		s.states = newInputStates(orDefault(s.AskTimeout, DefaultAskTimeout))
 	}
 	return s.states
 }

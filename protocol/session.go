@@ -56,7 +56,7 @@ type Session struct {
 
 	pending     map[string]chan clientReply // requests of the server's, by id as sent; guarded by mu
 	nextRequest atomic.Uint64               // the last id of a request of the server's
-	elicitation atomic.Bool                 // the client declared it can elicit a form, at initialize
+	caps        atomic.Pointer[clientCaps]  // what the client declared it can be asked, at initialize
 
 	listsQueued [numLists]atomic.Bool // a list_changed of each list is queued and not yet written
 }
@@ -253,6 +253,25 @@ func (ss *Session) notify(out Sink, msg []byte, queued *atomic.Bool) bool {
 		return false
 	}
 	ss.sendTaken(out, msg, queued)
+	return true
+}
+
+// notifyThen sends a notification to out when the budget has room for it,
+// and calls released once it is written or dropped; it reports whether it
+// sent. released runs on whatever goroutine writes the message, holding
+// no lock of the session's.
+func (ss *Session) notifyThen(out Sink, msg []byte, released func()) bool {
+	if !ss.budget.tryTake(len(msg)) {
+		if d := ss.dropped.Add(1); d&(d-1) == 0 { // a line at 1, 2, 4, 8, … dropped
+			ss.log.Warn().Int64("dropped", d).Msg("client not reading: notifications dropped")
+		}
+		return false
+	}
+	n := len(msg)
+	out.Send(msgOf(msg, func() {
+		ss.budget.give(n)
+		released()
+	}))
 	return true
 }
 

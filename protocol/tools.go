@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -41,16 +40,15 @@ func (ss *Session) listTools(_ context.Context, rq *request, p *listParams) (*li
 
 type callParams struct {
 	metaParams
-	Name           string         `json:"name"`
-	Arguments      jsontext.Value `json:"arguments"`
-	InputResponses jsontext.Value `json:"inputResponses"` // 2026-07-28: the user's answers
-	RequestState   *string        `json:"requestState"`   // 2026-07-28: what the server asked
+	inputParams
+	Name      string         `json:"name"`
+	Arguments jsontext.Value `json:"arguments"`
 }
 
 type callToolResult struct {
 	CallToolResult
 	resultTail
-	input *inputRequiredResult // instead, in 2026-07-28: ask the user first
+	inputOr `json:"-"` // instead, in 2026-07-28: ask the client first
 }
 
 // callTool answers tools/call: it asks the tool provider, and sends
@@ -73,28 +71,25 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		return nil, fmt.Errorf(`%w: tools/call: "arguments": %s`, ErrInvalidParams, describe(err))
 	}
 	call := &rq.flight.call
-	switch {
-	case rq.modern:
-		var err error
-		if call.modern, err = ss.modernAsker(call, p, args); err != nil {
-			return nil, err
-		}
-	case ss.elicitation.Load() && rq.shape() >= shapeStructured:
-		call.ask = ss.legacyAsker(rq.out, rq.version)
+	if rq.modern && call.CanConfirm() {
+		call.modern = &modernAsk{}
 	}
-	if call.progress != nil {
+	if progressToken(rq) != nil {
 		stop := call.heartbeat()
 		defer stop()
 	}
 	start := time.Now()
-	res, err := ss.srv.Tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
-	if q := call.pending(); q != nil {
+	key := stateKey{"tools/call", p.Name, args}
+	res, input, ran, err := runAsking(ss, ctx, rq, call, &p.inputParams, key, func(ctx context.Context, call *Call) (*CallToolResult, error) {
+		return ss.srv.Tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
+	})
+	if q := ran.pending(); q != nil {
 		// Whatever the provider returned: it was told to stop there.
 		ss.log.Debug().Str("tool", p.Name).Msg("tool call asks the user first")
-		return ss.inputRequired(q, p, args, rq.version)
+		input, err = ss.confirmation(q, ran, key)
 	}
-	if err != nil {
-		return nil, err
+	if input != nil || err != nil {
+		return &callToolResult{inputOr: inputOr{input}}, err
 	}
 	ss.log.Debug().Str("tool", p.Name).Dur("dur", time.Since(start)).Bool("is_error", res.IsError).Msg("tool call")
 	out := &callToolResult{CallToolResult: *res}
@@ -102,6 +97,18 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		out.StructuredContent = nil
 	}
 	return out, nil
+}
+
+// capsOf returns what the client that sent rq can be asked: in the modern
+// era as the request's _meta says, else as initialize said.
+func (ss *Session) capsOf(rq *request, m *requestMeta) clientCaps {
+	if rq.modern {
+		return capsOf(m.ClientCapabilities)
+	}
+	if p := ss.caps.Load(); p != nil {
+		return *p
+	}
+	return clientCaps{}
 }
 
 // clientOf returns the client that sent rq: in the modern era as its
@@ -140,12 +147,12 @@ type progressParams struct {
 }
 
 // heartbeat sends notifications/progress every ProgressInterval until
-// stop is called, each one above the last progress sent for the call.
-// Some hosts reset their request timeout on progress. A heartbeat is
-// skipped while the last is still queued, or when the budget has no
-// room: it only says the call is alive.
+// stop is called, each one above the last progress sent for the call,
+// until the provider reports progress itself. Some hosts reset their
+// request timeout on progress. A heartbeat is dropped when the budget
+// has no room: it only says the call is alive.
 func (c *Call) heartbeat() (stop func()) {
-	interval := orDefault(c.ss.srv.ProgressInterval, DefaultProgressInterval)
+	interval := orDefault(c.srv.ProgressInterval, DefaultProgressInterval)
 	if interval < 0 {
 		return func() {}
 	}
@@ -157,7 +164,6 @@ func (c *Call) heartbeat() (stop func()) {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		start := time.Now()
-		var queued atomic.Bool
 		for {
 			select {
 			case <-done:
@@ -165,7 +171,7 @@ func (c *Call) heartbeat() (stop func()) {
 			case <-t.C:
 			}
 			msg := fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds()))
-			c.sendProgress(0, 0, msg, &queued)
+			c.sendProgress(0, 0, msg, false)
 		}
 	}()
 	return func() { close(done); <-exited }
@@ -178,10 +184,8 @@ func (c *Call) heartbeat() (stop func()) {
 // message in parts around them, so that a large result is held once, as
 // it was read.
 func (res *callToolResult) encodeMessage(id jsontext.Value) (Message, error) {
-	if res.input != nil {
-		res.input.resultTail = res.resultTail
-		b, err := encodeResult(id, res.input)
-		return msgOf(b, nil), err
+	if m, ok, err := res.encodeInput(id, res.resultTail); ok {
+		return m, err
 	}
 	if len(res.Content) != 1 || res.Content[0].JSON == nil {
 		b, err := encodeResult(id, res)

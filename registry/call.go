@@ -56,7 +56,8 @@ func (r *Registry) CallTool(ctx context.Context, call *protocol.Call, req *proto
 		r.record(call, req, start, called{args: objectArgs(req.Arguments), outcome: notServed(snap, req.Name)})
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	// The call's own time: not the time it waits for the user.
+	ctx, cancel := call.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	args := objectArgs(req.Arguments)
 	c := r.run(ctx, call, e, args)
@@ -136,7 +137,7 @@ func (r *Registry) callBackend(ctx context.Context, call *protocol.Call, method 
 		return nil, fmt.Errorf("waiting for a free backend connection: %w", err)
 	}
 	defer r.connections.Release(who)
-	return r.opts.Backend.Call(ctx, method, params, call)
+	return r.opts.Backend.Call(ctx, method, params, backendCall{call})
 }
 
 // checkArguments checks a call's arguments against the tool's input

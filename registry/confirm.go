@@ -103,16 +103,17 @@ func (r *Registry) confirm(ctx context.Context, call *protocol.Call, e *Entry, a
 		a.how = "input_required"
 	}
 	answer, err := call.Confirm(ctx, r.question(e, args))
+	var coded *protocol.Error
 	switch {
 	case errors.Is(err, protocol.ErrInputRequired):
 		return nil, outcomeAsked, a, err
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || errors.As(err, &coded) && coded.Code == protocol.CodeRequestCancelled:
 		a.answer = "none"
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return protocol.TextResult(fmt.Sprintf("The user did not answer within %s whether %s may run, so nothing was done. Do not call it again unless the user asks you to.",
-				r.opts.CallTimeout, e.Name), true), outcomeDeclined, a, nil
-		}
 		return protocol.TextResult("The call was cancelled while the user was asked.", true), outcomeCancelled, a, nil
+	case errors.As(err, &coded) && coded.Code == protocol.CodeRequestTimeout:
+		a.answer = "none"
+		return protocol.TextResult(fmt.Sprintf("The user did not answer in time whether %s may run, so nothing was done (%s). Do not call it again unless the user asks you to.",
+			e.Name, coded.Message), true), outcomeDeclined, a, nil
 	case err != nil:
 		a.answer = "none"
 		r.log.Warn().Err(err).Str("tool", e.Name).Msg("could not ask the user")

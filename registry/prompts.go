@@ -62,7 +62,7 @@ func (r *Registry) getPrompt(ctx context.Context, call *protocol.Call, snap *Sna
 			return nil, aRead{outcome: outcomeInvalidArguments}, fmt.Errorf("%w: prompt %s needs argument %q", protocol.ErrInvalidParams, e.Name, a.Name)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	ctx, cancel := call.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	res := &protocol.GetPromptResult{Description: p.Description}
 	did := aRead{outcome: outcomeOK}
@@ -161,7 +161,7 @@ func (r *Registry) Complete(ctx context.Context, call *protocol.Call, req *proto
 	if r.opts.Backend == nil {
 		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "No backend is configured for this bridge."}
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	ctx, cancel := call.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	params, _ := json.Marshal(completeParams{req.Argument, req.Value, req.Context}, json.Deterministic(true))
 	start := time.Now()

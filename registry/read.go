@@ -61,7 +61,7 @@ func (r *Registry) ReadResource(ctx context.Context, call *protocol.Call, req *p
 		return nil, err
 	}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	ctx, cancel := call.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	snap := r.snap.Load()
 	contents, did, err := r.read(ctx, call, snap, req.URI)

@@ -29,6 +29,10 @@ const (
 	DefaultPoolSize     = 16
 	DefaultDialTimeout  = 2 * time.Second
 	DefaultMaxReplySize = 32 << 20
+
+	// MaxPendingRequests bounds the backend's requests of one call
+	// waiting for their answers at once.
+	MaxPendingRequests = 32
 )
 
 // Options configures a Client; nil or zero fields mean the defaults.
@@ -128,9 +132,17 @@ func (c *Client) Close() error {
 // line break), and empty params are left out. The result is the backend's
 // bytes, except that a result holding invalid UTF-8 is compacted with
 // each invalid byte replaced by U+FFFD, so that it can be passed on as
-// JSON text; so is an error's data. The reply's bytes are counted, as
-// they are read, with call's Grow, which may make the read wait; a nil
-// call counts nothing, and the reply is bounded by MaxReplySize alone.
+// JSON text; so is an error's data.
+//
+// Everything the backend sends on the connection before its reply belongs
+// to the call, and goes to call: notifications to Notify, and requests to
+// Request, each on a goroutine of its own while the reply is awaited, the
+// answer written on the same connection (at most MaxPendingRequests at
+// once; more are answered -32001 at once). Once the reply comes, requests
+// still waiting are withdrawn and their answers never written. Each line
+// is counted, as it is read, with call's Grow, which may make the read
+// wait. A nil call counts nothing, and answers every request of the
+// backend's -32601.
 //
 // The call is bounded by ctx: on cancellation or deadline it returns
 // promptly with an error wrapping ctx.Err(). Failures are an *RPCError (the
@@ -258,10 +270,23 @@ func (c *Client) isClosed() bool {
 }
 
 // Call is the request on whose behalf the Client calls the backend: what
-// the Client needs of it. protocol.Call is one.
+// the Client needs of it. Its methods are called from the goroutines of
+// one Client.Call, several at once.
 type Call interface {
-	// Grow counts n more bytes held for the request (the backend's
-	// reply, as it is read), waiting while there is no room for them; it
-	// fails only when ctx ends first.
+	// Grow counts n more bytes held for the request (each line from the
+	// backend, as it is read), waiting while there is no room for them;
+	// it fails only when ctx ends first.
 	Grow(ctx context.Context, n int) error
+	// Shrink gives back n of the bytes Grow counted, no longer held: a
+	// line from the backend once it is handled.
+	Shrink(n int)
+	// Notify handles a notification the backend sent before its reply,
+	// such as progress. It must not block, nor keep params.
+	Notify(method string, params jsontext.Value)
+	// Request answers a request the backend sent before its reply: with
+	// the result, or an error (an *RPCError is sent as it is, any other
+	// as -32603). It may wait, for a person, say, until ctx ends: ctx
+	// ends when the backend's reply comes or the call ends. It must not
+	// keep params.
+	Request(ctx context.Context, id jsontext.Value, method string, params jsontext.Value) (jsontext.Value, error)
 }

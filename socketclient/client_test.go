@@ -983,6 +983,18 @@ type counting struct {
 	limit int
 }
 
+func (c *counting) Shrink(n int) {
+	c.mu.Lock()
+	c.grown -= n
+	c.mu.Unlock()
+}
+
+func (c *counting) Notify(string, jsontext.Value) {}
+
+func (c *counting) Request(context.Context, jsontext.Value, string, jsontext.Value) (jsontext.Value, error) {
+	return nil, errors.New("no requests here")
+}
+
 func (c *counting) Grow(ctx context.Context, n int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

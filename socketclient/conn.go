@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -219,29 +221,47 @@ func (c *Client) roundTrip(ctx context.Context, cn *conn, id uint64, req net.Buf
 	return nil, false, c.receiveError(ctx, err)
 }
 
-// readReply reads lines until the reply to id, skipping blank lines and
-// notifications, counting their bytes with call's Grow (none when call is
-// nil). It returns the result or an *RPCError, or another error.
+// readReply reads lines until the reply to id, counting each with call's
+// Grow as it is read. What comes before the reply belongs to the call:
+// notifications go to call.Notify, requests to call.Request (see
+// exchange). Blank lines are skipped. It returns the result or an
+// *RPCError, or another error.
 func (c *Client) readReply(ctx context.Context, cn *conn, id uint64, call Call) (jsontext.Value, error) {
+	counted := 0
 	grow := func(n int) error {
 		if call == nil {
 			return nil
 		}
-		return call.Grow(ctx, n)
+		if err := call.Grow(ctx, n); err != nil {
+			return err
+		}
+		counted += n
+		return nil
 	}
+	x := newExchange(ctx, cn, call)
+	defer x.finish()
 	for {
+		before := counted
 		line, err := readLine(cn.r, c.opts.MaxReplySize, grow)
 		if err != nil {
 			return nil, err
 		}
+		held := counted - before // the line's bytes, which a reply keeps
 		if len(bytes.Trim(line, " \t\r")) == 0 {
+			x.shrink(held)
 			continue
 		}
 		r, result, err := decodeReply(line)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadReply, err)
 		}
-		if r.notification() {
+		switch {
+		case r.notification():
+			x.notify(r.method(), r.Params)
+			x.shrink(held)
+			continue
+		case r.request():
+			x.answer(r.ID, r.method(), r.Params, held)
 			continue
 		}
 		if string(r.ID) != strconv.FormatUint(id, 10) {
@@ -255,6 +275,88 @@ func (c *Client) readReply(ctx context.Context, cn *conn, id uint64, call Call) 
 			return nil, &RPCError{Code: *e.Code, Message: e.Message, Data: e.Data}
 		}
 		return result, nil
+	}
+}
+
+// exchange is what a call has going on with the backend, on its
+// connection, while it awaits the reply: the requests of the backend's
+// own, each answered by call.Request on a goroutine of its own, its answer
+// written on the connection unless the reply came first.
+type exchange struct {
+	cn      *conn
+	call    Call // nil: requests are answered -32601
+	ctx     context.Context
+	stop    context.CancelFunc // ends the requests' waits
+	answers sync.WaitGroup     // the goroutines answering requests; finish waits for them
+	pending atomic.Int32       // requests being answered
+
+	mu   sync.Mutex // guards done and writes on cn
+	done bool       // the reply came or the call ended: nothing more is written
+}
+
+func newExchange(ctx context.Context, cn *conn, call Call) *exchange {
+	x := &exchange{cn: cn, call: call}
+	x.ctx, x.stop = context.WithCancel(ctx)
+	return x
+}
+
+// finish ends the exchange once the reply came, or the read failed: no
+// answer is written after it, so the connection carries nothing more of
+// this call, and the requests still waiting are withdrawn.
+func (x *exchange) finish() {
+	x.mu.Lock()
+	x.done = true
+	x.mu.Unlock()
+	x.stop()
+	x.answers.Wait()
+}
+
+func (x *exchange) shrink(n int) {
+	if x.call != nil && n > 0 {
+		x.call.Shrink(n)
+	}
+}
+
+func (x *exchange) notify(method string, params jsontext.Value) {
+	if x.call != nil {
+		x.call.Notify(method, params)
+	}
+}
+
+// answer answers the backend's request id, whose line holds held counted
+// bytes, on a goroutine of its own: the reply may come before it is
+// answered, and the backend may send more meanwhile.
+func (x *exchange) answer(id jsontext.Value, method string, params jsontext.Value, held int) {
+	switch {
+	case x.call == nil:
+		x.write(responseLine(id, nil, &RPCError{Code: -32601, Message: "the client takes no requests in this call: " + method}))
+		return
+	case x.pending.Add(1) > MaxPendingRequests:
+		x.pending.Add(-1)
+		x.shrink(held)
+		x.write(responseLine(id, nil, &RPCError{Code: -32001, Message: fmt.Sprintf("too many requests waiting for their answers in this call (%d); answer after the others are answered", MaxPendingRequests)}))
+		return
+	}
+	x.answers.Add(1)
+	// Ends when call.Request returns, which x.ctx bounds.
+	go func() {
+		defer x.answers.Done()
+		defer x.pending.Add(-1)
+		res, err := x.call.Request(x.ctx, id, method, params)
+		line := responseLine(id, res, err)
+		x.shrink(held)
+		x.write(line)
+	}()
+}
+
+// write writes an answer to the backend, unless the exchange is over. A
+// failed write is not reported here: the connection is then broken, and
+// the read of the reply fails.
+func (x *exchange) write(line []byte) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.done {
+		x.cn.c.Write(line)
 	}
 }
 

@@ -56,6 +56,7 @@ func requestLine(id uint64, method string, params jsontext.Value) (net.Buffers, 
 type reply struct {
 	ID     jsontext.Value `json:"id"`
 	Method jsontext.Value `json:"method"`
+	Params jsontext.Value `json:"params"` // of a notification or a request
 	Result span           `json:"result"`
 	Error  *struct {
 		Code    *int64         `json:"code"`
@@ -79,8 +80,22 @@ func (s *span) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 }
 
 // notification reports a message from the backend that asks for no
-// answer. The backend contract has none, but they are harmless.
+// answer: progress or a log message about the call (see Call.Notify).
 func (r *reply) notification() bool { return r.Method != nil && r.ID == nil }
+
+// request reports a request of the backend's own during a call, which the
+// client answers on the same connection (see Call.Request).
+func (r *reply) request() bool { return r.Method != nil && r.ID != nil }
+
+// method returns the method of a notification or a request, or "" when
+// it is not a string.
+func (r *reply) method() string {
+	var m string
+	if r.Method.Kind() != '"' || json.Unmarshal(r.Method, &m) != nil {
+		return ""
+	}
+	return m
+}
 
 // decodeReply decodes one line from the backend and returns the reply and
 // its result (nil when it has none), which is part of line. Member names
@@ -104,10 +119,15 @@ func decodeReply(line []byte) (*reply, jsontext.Value, error) {
 		invalidUTF8 = true
 	}
 	switch {
-	case r.notification():
+	case r.Method != nil && r.method() == "":
+		return nil, nil, errors.New("method is not a string")
+	case r.request() && !validID(r.ID):
+		return nil, nil, errors.New("request id is not a string or an integer")
+	case r.notification(), r.request():
+		if invalidUTF8 {
+			validUTF8(&r.Params)
+		}
 		return &r, nil, nil
-	case r.Method != nil:
-		return nil, nil, errors.New("backend sent a request, not a reply")
 	case r.Result.set && r.Error != nil:
 		return nil, nil, errors.New("reply has both result and error")
 	case !r.Result.set && r.Error == nil:
@@ -135,4 +155,57 @@ func validUTF8(v *jsontext.Value) {
 		*v = v.Clone()
 		v.Format(jsontext.AllowInvalidUTF8(true)) // v was decoded with this option: it cannot fail
 	}
+}
+
+// validID reports whether id is a JSON string or integer, the ids JSON-RPC
+// requests carry.
+func validID(id jsontext.Value) bool {
+	switch id.Kind() {
+	case '"':
+		return true
+	case '0':
+		_, err := strconv.ParseInt(string(id), 10, 64)
+		return err == nil
+	}
+	return false
+}
+
+// responseLine returns the line that answers the backend's request id:
+// result, or the error, an *RPCError as it is and any other as -32603
+// with its text.
+func responseLine(id, result jsontext.Value, err error) []byte {
+	type rpcError struct {
+		Code    int64          `json:"code"`
+		Message string         `json:"message"`
+		Data    jsontext.Value `json:"data,omitzero"`
+	}
+	msg := struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      jsontext.Value `json:"id"`
+		Result  jsontext.Value `json:"result,omitzero"`
+		Error   *rpcError      `json:"error,omitzero"`
+	}{JSONRPC: "2.0", ID: id, Result: result}
+	if err != nil {
+		var re *RPCError
+		if !errors.As(err, &re) {
+			re = &RPCError{Code: -32603, Message: err.Error()}
+		}
+		msg.Result, msg.Error = nil, &rpcError{re.Code, re.Message, re.Data}
+	} else if len(result) == 0 {
+		msg.Result = jsontext.Value("null")
+	}
+	b, merr := json.Marshal(&msg, jsontext.AllowInvalidUTF8(true))
+	if merr != nil { // a result that is not JSON: the handler's bug
+		b, _ = json.Marshal(&struct {
+			JSONRPC string         `json:"jsonrpc"`
+			ID      jsontext.Value `json:"id"`
+			Error   rpcError       `json:"error"`
+		}{"2.0", id, rpcError{Code: -32603, Message: "the client's answer could not be encoded: " + merr.Error()}})
+	}
+	if bytes.ContainsAny(b, "\r\n") { // white space in a raw value: a line must stay one line
+		v := jsontext.Value(b)
+		_ = v.Compact() // valid: it was just encoded
+		b = v
+	}
+	return append(b, '\n')
 }

@@ -18,6 +18,7 @@ func TestDecodeReply(t *testing.T) {
 	type want struct {
 		ID, Result   string
 		Notification bool
+		Request      string // the method of a request of the backend's
 		Err          *RPCError
 	}
 	tests := []struct {
@@ -58,7 +59,11 @@ func TestDecodeReply(t *testing.T) {
 		{name: "member names match exactly", line: `{"id":1,"RESULT":1}`, wantErr: "neither"},
 		{name: "a repeated result is refused", line: `{"id":1,"result":1,"result":2}`, wantErr: `duplicate object member name "result"`},
 		{name: "a repeated id is refused", line: `{"id":1,"id":2,"result":1}`, wantErr: `duplicate object member name "id"`},
-		{name: "a request from the backend is refused", line: `{"id":1,"method":"x"}`, wantErr: "a request"},
+		{name: "a request from the backend is recognised", line: `{"jsonrpc":"2.0","id":"q1","method":"roots/list","params":{}}`,
+			want: want{ID: `"q1"`, Request: "roots/list"}},
+		{name: "a request whose method is not a string is refused", line: `{"id":1,"method":7}`, wantErr: "method is not a string"},
+		{name: "a request whose id is not a string or an integer is refused", line: `{"id":1.5,"method":"x"}`, wantErr: "request id"},
+		{name: "a request with a null id is refused", line: `{"id":null,"method":"x"}`, wantErr: "request id"},
 		{name: "garbage is refused", line: `this is not json`, wantErr: "invalid character"},
 		{name: "an array is refused", line: `[{"id":1,"result":1}]`, wantErr: "unmarshal JSON array into Go"},
 		{name: "a truncated line is refused", line: `{"id":1,"result":{"a":`, wantErr: "unexpected EOF"},
@@ -86,6 +91,9 @@ func TestDecodeReply(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := want{ID: string(r.ID), Result: string(result), Notification: r.notification()}
+			if r.request() {
+				got.Request = r.method()
+			}
 			if e := r.Error; e != nil {
 				got.Err = &RPCError{Code: *e.Code, Message: e.Message, Data: e.Data}
 			}

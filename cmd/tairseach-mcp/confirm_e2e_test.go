@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,8 +167,10 @@ func connectSDKWith(t *testing.T, cmd *exec.Cmd, version string, opts *mcp.Clien
 	return cs
 }
 
-// The user who does not answer within the call's timeout has not allowed
-// it; a call cancelled while the user is asked withdraws the question.
+// The user's time is not the call's: a yes that comes after longer than
+// --call-timeout still lets the call run. The user who does not answer
+// within --ask-timeout has not allowed it; a call cancelled while the
+// user is asked withdraws the question.
 func TestAQuestionNotAnsweredInTimeRefusesTheCall(t *testing.T) {
 	for _, version := range []string{"2025-06-18", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
@@ -175,20 +178,32 @@ func TestAQuestionNotAnsweredInTimeRefusesTheCall(t *testing.T) {
 			be := deleteBackend(t)
 			dir := manifestDir(t, map[string]string{"notes.json": deleteManifest})
 			withdrawn := make(chan struct{}, 1)
+			var asked atomic.Int32
 			h := &answering{answer: func(ctx context.Context, _ string) (*mcp.ElicitResult, error) {
+				if asked.Add(1) == 1 { // a slow yes
+					select {
+					case <-time.After(1500 * time.Millisecond):
+						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+					case <-ctx.Done():
+					}
+				}
 				<-ctx.Done() // nobody answers
 				withdrawn <- struct{}{}
 				return nil, ctx.Err()
 			}}
-			cs := connectSDKWith(t, bridgeCmd(dir, be.Path, "--call-timeout", "1s"), version, &mcp.ClientOptions{ElicitationHandler: h.handle})
-			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_notes_delete", Arguments: map[string]any{"id": "n1"}})
-			if err != nil || !res.IsError || !strings.Contains(textOf(res), "did not answer within 1s") {
+			cs := connectSDKWith(t, bridgeCmd(dir, be.Path, "--call-timeout", "1s", "--ask-timeout", "2s"), version, &mcp.ClientOptions{ElicitationHandler: h.handle})
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_notes_delete", Arguments: map[string]any{"id": "n0"}})
+			if err != nil || res.IsError || !slices.Equal(deletedIDs(be), []string{"n0"}) {
+				t.Fatalf("a yes after 1.5 s, past the 1 s call timeout: %v %q, deleted %v", err, textOf(res), deletedIDs(be))
+			}
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_notes_delete", Arguments: map[string]any{"id": "n1"}})
+			if err != nil || !res.IsError || !strings.Contains(textOf(res), "did not answer in time") || !strings.Contains(textOf(res), "within 2s") {
 				t.Fatalf("%v %q", err, textOf(res))
 			}
 			select {
 			case <-withdrawn:
 			case <-time.After(10 * time.Second):
-				t.Error("the question was not withdrawn when its call timed out")
+				t.Error("the question was not withdrawn when its time was up")
 			}
 			ctx, cancel := context.WithCancel(t.Context())
 			errc := make(chan error, 1)
@@ -196,7 +211,7 @@ func TestAQuestionNotAnsweredInTimeRefusesTheCall(t *testing.T) {
 				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_notes_delete", Arguments: map[string]any{"id": "n2"}})
 				errc <- err
 			}()
-			for len(h.asked()) < 2 {
+			for len(h.asked()) < 3 {
 				time.Sleep(10 * time.Millisecond)
 			}
 			cancel()
@@ -206,8 +221,8 @@ func TestAQuestionNotAnsweredInTimeRefusesTheCall(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Error("the question was not withdrawn when its call was cancelled")
 			}
-			if ids := deletedIDs(be); len(ids) != 0 {
-				t.Errorf("the backend deleted %v", ids)
+			if ids := deletedIDs(be); !slices.Equal(ids, []string{"n0"}) {
+				t.Errorf("the backend deleted %v, want only the n0 allowed", ids)
 			}
 		})
 	}

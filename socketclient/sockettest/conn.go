@@ -54,7 +54,7 @@ func (s *Server) serve(ctx context.Context, sc *serverConn) {
 		next := readValues(sc.nc)
 		for {
 			line, err := next()
-			if err != nil || !s.answer(ctx, sc, s.parseLine(line)) {
+			if err != nil || !s.answer(ctx, sc, withPeer(s.parseLine(line), sc)) {
 				return
 			}
 		}
@@ -85,7 +85,10 @@ func (s *Server) serve(ctx context.Context, sc *serverConn) {
 		if err != nil {
 			return // a partial last line is dropped, as the client is gone
 		}
-		items := s.parseLine(line)
+		if id, r, ok := asResponse(line); ok && sc.peer.route(id, r) {
+			continue // the client's answer to a handler's request
+		}
+		items := withPeer(s.parseLine(line), sc)
 		if s.Concurrent {
 			answering.Add(1)
 			// Answers one line; ends early if the connection closes.
@@ -184,6 +187,14 @@ func (s *Server) parseMessage(raw []byte) item {
 	req := Request{ID: m.ID, Method: name, Params: m.Params}
 	s.record(req)
 	return item{req: req}
+}
+
+// withPeer returns items whose requests can reach sc's client.
+func withPeer(items []item, sc *serverConn) []item {
+	for i := range items {
+		items[i].req.Peer = &Peer{sc: sc}
+	}
+	return items
 }
 
 // answer answers the items of one line; false means the connection is

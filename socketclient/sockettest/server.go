@@ -36,6 +36,10 @@ type Request struct {
 	Method string
 	// Params are the params exactly as sent; nil when absent.
 	Params jsontext.Value
+	// Peer is the client at the other end of the connection, for a
+	// handler that speaks during the call: notifications, requests of
+	// its own.
+	Peer *Peer
 }
 
 // Error is an error a Handler returns to answer with that JSON-RPC error.
@@ -142,6 +146,7 @@ type serverConn struct {
 	cancel context.CancelFunc // cancels the connection's context: its handlers, delays and hangs
 	wmu    sync.Mutex         // one writer at a time
 	once   sync.Once
+	peer   peerState // the handlers' requests to the client awaiting a response
 }
 
 // NewServer starts a server that answers with h (nil means Echo) and is

@@ -521,7 +521,7 @@ func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
 		backend  = []string{"socket", "call-timeout", "pool-size", "max-reply-size", "allow-any-peer"}
 		checks   = []string{"max-depth", "max-number-length", "max-checked-size", "max-checked-values"}
 		logs     = []string{"log-level", "log-format"}
-		session  = []string{"instructions", "no-watch", "progress-interval", "max-message-size", "max-in-flight", "max-held-bytes"}
+		session  = []string{"instructions", "no-watch", "progress-interval", "ask-timeout", "max-pending-asks", "max-message-size", "max-in-flight", "max-held-bytes"}
 		audit    = []string{"audit-log", "audit-values", "audit-max-size", "audit-keep"}
 		listener = []string{"transport", "listen", "allowed-origins", "allowed-hosts", "auth-token-file", "tls-cert", "tls-key", "insecure-http",
 			"max-sessions", "session-timeout", "max-total-in-flight", "max-total-held-bytes", "max-body-size", "header-timeout", "idle-timeout", "stall-timeout", "max-streams"}

@@ -35,6 +35,8 @@ type options struct {
 	instructions   string
 	noWatch        bool
 	progress       time.Duration
+	askTimeout     time.Duration
+	maxPendingAsks int
 	maxMessageSize int
 	maxInFlight    int
 	maxHeldBytes   int
@@ -115,6 +117,8 @@ var settings = []setting{
 	{sessionFlags, "instructions", "TAIRSEACH_INSTRUCTIONS", "instructions sent to clients with the server's capabilities"},
 	{sessionFlags, "no-watch", "TAIRSEACH_NO_WATCH", "do not watch manifest folders for changes"},
 	{sessionFlags, "progress-interval", "TAIRSEACH_PROGRESS_INTERVAL", "period of notifications/progress heartbeats for calls that carry a progressToken; 0 turns them off"},
+	{sessionFlags, "ask-timeout", "TAIRSEACH_ASK_TIMEOUT", "longest wait for a person or the client's model: a confirmation, the backend's questions, sampling, roots (and the life of a 2026-07-28 requestState); a call's --call-timeout stops meanwhile"},
+	{sessionFlags, "max-pending-asks", "TAIRSEACH_MAX_PENDING_ASKS", "most calls whose backend waits for the client's answers at once; past it a backend's question is refused at once (0: half of --pool-size)"},
 	{sessionFlags, "max-message-size", "TAIRSEACH_MAX_MESSAGE_SIZE", "largest incoming MCP message (bytes, or with a unit: 32MiB, 512KiB)"},
 	{sessionFlags, "max-in-flight", "TAIRSEACH_MAX_IN_FLIGHT", "most tool calls running at once; as many more wait in line, and past that stdin is not read (backpressure)"},
 	{sessionFlags, "max-held-bytes", "TAIRSEACH_MAX_HELD_BYTES", "most bytes held on behalf of requests: arguments, backend replies being read, responses and notifications not yet written; past it the bridge reads no more requests or replies until there is room (bytes, or with a unit: 64MiB)"},
@@ -183,6 +187,10 @@ func (o *options) add(fs *pflag.FlagSet, name, usage string) {
 		boolVar(fs, &o.noWatch, name, false, usage)
 	case "progress-interval":
 		durationVar(fs, &o.progress, name, protocol.DefaultProgressInterval, usage)
+	case "ask-timeout":
+		durationVar(fs, &o.askTimeout, name, protocol.DefaultAskTimeout, usage)
+	case "max-pending-asks":
+		countVar(fs, &o.maxPendingAsks, name, 0, usage)
 	case "max-message-size":
 		sizeVar(fs, &o.maxMessageSize, name, protocol.DefaultMaxMessageSize, usage)
 	case "max-in-flight":
@@ -311,6 +319,12 @@ func (o *options) resolve() error {
 	}
 	if o.callTimeout <= 0 {
 		return usageError{fmt.Errorf("--call-timeout must be positive, not %s", o.callTimeout)}
+	}
+	if o.askTimeout <= 0 {
+		return usageError{fmt.Errorf("--ask-timeout must be positive, not %s", o.askTimeout)}
+	}
+	if o.maxPendingAsks < 0 {
+		return usageError{fmt.Errorf("--max-pending-asks must not be negative, not %d", o.maxPendingAsks)}
 	}
 	for name, v := range map[string]int{"--max-message-size": o.maxMessageSize, "--max-in-flight": o.maxInFlight, "--max-held-bytes": o.maxHeldBytes, "--pool-size": o.poolSize, "--max-reply-size": o.maxReplySize,
 		"--max-depth": o.limits.Depth, "--max-number-length": o.limits.NumberLength, "--max-checked-size": o.limits.Size, "--max-checked-values": o.limits.Values} {

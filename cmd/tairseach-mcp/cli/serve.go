@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,6 +126,8 @@ func newServer(opts *options, log *zerolog.Logger, hurry <-chan struct{}) *proto
 		MaxMessageSizeHint:   maxMessageSizeHint,
 		MaxInFlight:          opts.maxInFlight,
 		MaxHeldBytes:         opts.maxHeldBytes,
+		AskTimeout:           opts.askTimeout,
+		MaxPendingAsks:       cmp.Or(opts.maxPendingAsks, max(1, opts.poolSize/2)),
 		Hurry:                hurry,
 	}
 	if opts.transport == "http" {
