@@ -60,8 +60,12 @@ type Options struct {
 	// MaxBodySize bounds a request body in bytes (default 4 MiB); past
 	// it the answer is 413.
 	MaxBodySize int64
-	// StallTimeout bounds each write to a client (default 10 s): a
-	// client that stops reading its stream loses that stream.
+	// StallTimeout bounds a client's progress reading a response or an
+	// event stream (default 10 s): it must read 64 KiB of it, or all
+	// there is, within the timeout, and again for the next 64 KiB. A
+	// client that reads less, or stops, loses that response or stream
+	// (its connection closes); one that keeps reading never does,
+	// however long the whole takes.
 	StallTimeout time.Duration
 	// KeepAlive is the period of comments on an idle event stream
 	// (default 25 s).
@@ -284,18 +288,17 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		}
 		w.WriteHeader(statusOf(m, modern))
-		rc := http.NewResponseController(w)
-		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.StallTimeout))
+		sw := newStallWriter(w, h.opts.StallTimeout)
 		var err error
 		if body != nil {
-			_, err = w.Write(body)
+			_, err = sw.Write(body)
 		} else {
-			_, err = m.WriteTo(w) // a large result, streamed from the backend's bytes
+			_, err = m.WriteTo(sw) // a large result, streamed from the backend's bytes
 		}
 		if err == nil {
 			// On the wire before the handler returns: a shutdown may close
 			// the connection as soon as every handler has.
-			err = rc.Flush()
+			err = sw.Flush()
 		}
 		if err != nil {
 			h.log.Debug().Err(err).Msg("response not written")
@@ -303,21 +306,22 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 		return
 	}
 	s := startSSE(w, h.opts.StallTimeout, header)
-	for i := range msgs {
-		if err := s.event(&msgs[i]); err != nil {
-			release(msgs[i+1:])
-			return
+	err := func() error {
+		for i := range msgs {
+			if err := s.event(&msgs[i]); err != nil {
+				release(msgs[i+1:])
+				return err
+			}
+			if msgs[i].Final() {
+				release(msgs[i+1:])
+				return s.flush()
+			}
 		}
-		if msgs[i].Final() {
-			release(msgs[i+1:])
-			_ = s.flush()
-			return
+		if err := s.flush(); err != nil {
+			return err
 		}
-	}
-	if err := s.flush(); err != nil {
-		return
-	}
-	err := pump(r.Context(), nil, mb, s, h.opts.KeepAlive, (*protocol.Message).Final)
+		return pump(r.Context(), nil, mb, s, h.opts.KeepAlive, (*protocol.Message).Final)
+	}()
 	if err != nil && !errors.Is(err, errGone) {
 		h.log.Debug().Err(err).Msg("event stream ended")
 	}

@@ -108,7 +108,7 @@ var httpSettings = []setting{
 	{"max-body-size", "TAIRSEACH_MAX_BODY_SIZE", "largest HTTP request body (bytes, or with a unit: 4MiB)"},
 	{"header-timeout", "TAIRSEACH_HEADER_TIMEOUT", "longest time to read a request's headers"},
 	{"idle-timeout", "TAIRSEACH_IDLE_TIMEOUT", "an idle keep-alive connection is closed after this long"},
-	{"stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "a client that takes longer than this to read part of a response loses that response's stream"},
+	{"stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "a client that reads less than 64 KiB of a response (or all there is) in this long loses that response or stream; one that keeps reading never does"},
 	{"max-streams", "TAIRSEACH_MAX_STREAMS", "most subscriptions/listen streams (protocol 2026-07-28) open at once over all HTTP clients"},
 }
 
