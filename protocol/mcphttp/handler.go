@@ -10,7 +10,6 @@ package mcphttp
 
 import (
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -186,11 +185,19 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotAcceptable, protocol.CodeInvalidRequest, "Accept must list application/json and text/event-stream")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
+	// The body's bytes are counted as they are read, until its request is
+	// answered; a body refused is released when the refusal is written.
+	res := h.srv.Reserve()
+	defer res.Release() // spent once handled
+	body, err := h.readBody(w, r, res)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		refuse(w, http.StatusRequestEntityTooLarge, protocol.CodeInvalidRequest, "request body larger than the server's limit")
+		return
+	case errors.Is(err, errBodyWait):
+		w.Header().Set("Connection", "close") // the body is left unread
+		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many request bodies being read; try again later")
 		return
 	case err != nil:
 		refuse(w, http.StatusBadRequest, protocol.CodeInvalidRequest, "reading the request body: "+err.Error())
@@ -204,15 +211,15 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	// A legacy version, or none, is a legacy request unless its body says
 	// otherwise; any other version is answered as the modern era does.
 	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !protocol.IsLegacyVersion(v) || v == "" && protocol.IsModernVersion(env.ProtocolVersion) {
-		h.postModern(w, r, body, env)
+		h.postModern(w, r, body, res, env)
 		return
 	}
-	h.postLegacy(w, r, body, env)
+	h.postLegacy(w, r, body, res, env)
 }
 
 // postModern serves a POST of the modern era: a request on its own, with
-// the headers that mirror its body checked first.
-func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte, env protocol.Envelope) {
+// the headers that mirror its body checked first. res counts the body.
+func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte, res *protocol.Reservation, env protocol.Envelope) {
 	if err := checkHeaders(r, env); err != nil {
 		writeError(w, http.StatusBadRequest, env.ID, err)
 		return
@@ -251,7 +258,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte
 	mb := newMailbox()
 	defer mb.close()
 	// Closing the response stream cancels the request, as 2026-07-28 says.
-	if err := ps.Handle(r.Context(), body, mb); err != nil {
+	if err := ps.HandleReserved(r.Context(), body, mb, res); err != nil {
 		return // the client is gone
 	}
 	if !env.Request {

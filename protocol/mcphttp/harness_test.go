@@ -202,6 +202,7 @@ func (c *client) initialize(version string) {
 type reply struct {
 	status int
 	header http.Header
+	close  bool     // the bridge closes the connection after it
 	body   []byte   // a JSON body, or the raw event stream
 	events []string // the data of each event of an event stream
 }
@@ -313,7 +314,7 @@ func (c *client) send(req *http.Request) *reply {
 	if err != nil {
 		c.t.Fatalf("%s: reading the reply: %v", method, err)
 	}
-	r := &reply{status: resp.StatusCode, header: resp.Header, body: data}
+	r := &reply{status: resp.StatusCode, header: resp.Header, close: resp.Close, body: data}
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
 		c.checkMessage(data, resp.StatusCode)
