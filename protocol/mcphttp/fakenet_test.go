@@ -80,6 +80,7 @@ func inBubbleOn(t *testing.T, hs *http.Server, opts Options, edit func(*protocol
 		h := NewHandler(srv, opts)
 		pn := newPipeNet()
 		hs.Handler = h
+		h.CountConnections(hs)
 		served := make(chan struct{})
 		go func() { hs.Serve(pn); close(served) }() // ends at hs.Close
 		tr := &http.Transport{DialContext: pn.dial}

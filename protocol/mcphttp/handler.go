@@ -11,6 +11,7 @@ package mcphttp
 import (
 	"errors"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ const (
 	DefaultStallTimeout   = 10 * time.Second
 	DefaultKeepAlive      = 25 * time.Second
 	DefaultMaxStreams     = 256
+	DefaultMaxConnections = 256
 )
 
 // inlineBody is the largest response written with its length said; a
@@ -72,6 +74,11 @@ type Options struct {
 	// MaxStreams bounds the modern subscriptions/listen streams open at
 	// once (default 256); past it the answer is 503.
 	MaxStreams int
+	// MaxConnections bounds the connections open at once to the HTTP
+	// servers given to CountConnections (default 256): a connection
+	// opened past it gets 503 and is closed. With one request read at a
+	// time on each (HTTP/1.1), it bounds the request bodies being read.
+	MaxConnections int
 	// Health, when set, returns the body of /healthz (any JSON value);
 	// it must tell nothing secret.
 	Health func() any
@@ -86,6 +93,7 @@ type Handler struct {
 	opts     Options
 	log      zerolog.Logger
 	sessions sessions
+	conns    conns
 	stop     chan struct{} // closed by Shutdown
 	swept    chan struct{} // closed when the sweeper has returned
 
@@ -106,6 +114,7 @@ func NewHandler(srv *protocol.Server, opts Options) *Handler {
 	}
 	def(&opts.MaxSessions, DefaultMaxSessions)
 	def(&opts.MaxStreams, DefaultMaxStreams)
+	def(&opts.MaxConnections, DefaultMaxConnections)
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = DefaultSessionTimeout
 	}
@@ -119,7 +128,8 @@ func NewHandler(srv *protocol.Server, opts Options) *Handler {
 		opts.KeepAlive = DefaultKeepAlive
 	}
 	h := &Handler{srv: srv, opts: opts, log: zerolog.Nop(), stop: make(chan struct{}), swept: make(chan struct{}),
-		sessions: sessions{max: opts.MaxSessions, byID: map[string]*session{}}, modern: map[*protocol.Session]struct{}{}}
+		sessions: sessions{max: opts.MaxSessions, byID: map[string]*session{}}, modern: map[*protocol.Session]struct{}{},
+		conns: conns{max: opts.MaxConnections, open: map[net.Conn]struct{}{}}}
 	if opts.Logger != nil {
 		h.log = *opts.Logger
 	}
@@ -129,6 +139,11 @@ func NewHandler(srv *protocol.Server, opts Options) *Handler {
 
 // ServeHTTP serves the MCP endpoint and the health check.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Context().Value(overLimit{}) != nil {
+		w.Header().Set("Connection", "close")
+		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many connections open; try again later")
+		return
+	}
 	switch r.URL.Path {
 	case Path:
 	case HealthPath:

@@ -142,6 +142,7 @@ func newBridgeOn(t *testing.T, opts Options, edit func(*protocol.Server), wrap f
 			closed <- struct{}{}
 		}
 	}
+	h.CountConnections(ts.Config)
 	if wrap != nil {
 		ts.Listener = wrap(ts.Listener)
 	}

@@ -38,6 +38,7 @@ type httpOptions struct {
 	idleTimeout      time.Duration
 	stallTimeout     time.Duration
 	maxStreams       int
+	maxConnections   int
 
 	token string // read from the file or TAIRSEACH_AUTH_TOKEN by resolve
 }
@@ -67,6 +68,7 @@ func (o *httpOptions) register(fs *pflag.FlagSet, u func(string) string) {
 	durationVar(fs, &o.idleTimeout, "idle-timeout", defaultIdleTimeout, u("idle-timeout"))
 	durationVar(fs, &o.stallTimeout, "stall-timeout", mcphttp.DefaultStallTimeout, u("stall-timeout"))
 	countVar(fs, &o.maxStreams, "max-streams", mcphttp.DefaultMaxStreams, u("max-streams"))
+	countVar(fs, &o.maxConnections, "max-connections", mcphttp.DefaultMaxConnections, u("max-connections"))
 }
 
 // resolve checks the settings and reads the token. The environment's
@@ -83,7 +85,8 @@ func (o *httpOptions) resolve() error {
 		}
 	}
 	for name, v := range map[string]int{"--max-sessions": o.maxSessions, "--max-total-in-flight": o.maxTotalInFlight,
-		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize, "--max-streams": o.maxStreams} {
+		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize, "--max-streams": o.maxStreams,
+		"--max-connections": o.maxConnections} {
 		if v <= 0 {
 			return fmt.Errorf("%s must be positive, not %d", name, v)
 		}
@@ -161,6 +164,7 @@ func (o *httpOptions) handlerOptions() mcphttp.Options {
 		MaxBodySize:    int64(o.maxBodySize),
 		StallTimeout:   o.stallTimeout,
 		MaxStreams:     o.maxStreams,
+		MaxConnections: o.maxConnections,
 	}
 }
 

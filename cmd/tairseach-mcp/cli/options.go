@@ -110,6 +110,7 @@ var httpSettings = []setting{
 	{"idle-timeout", "TAIRSEACH_IDLE_TIMEOUT", "an idle keep-alive connection is closed after this long"},
 	{"stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "a client that reads less than 64 KiB of a response (or all there is) in this long loses that response or stream; one that keeps reading never does"},
 	{"max-streams", "TAIRSEACH_MAX_STREAMS", "most subscriptions/listen streams (protocol 2026-07-28) open at once over all HTTP clients"},
+	{"max-connections", "TAIRSEACH_MAX_CONNECTIONS", "most HTTP connections open at once; past it a new connection gets 503 and is closed"},
 }
 
 func (o *options) register(fs *pflag.FlagSet) {
