@@ -48,20 +48,14 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, res *protocol
 		if err := res.Grow(ctx, n); err != nil {
 			return nil, errBodyWait
 		}
-		p := make([]byte, n)
-		k, err := 0, error(nil)
-		for k < n && err == nil {
-			var m int
-			m, err = body.Read(p[k:])
-			k += m
-		}
+		p, err := readPiece(body, n)
 		switch {
 		case errors.Is(err, io.EOF): // its end, when its length was not said
 			end = true
 		case err != nil:
 			return nil, err
 		}
-		pieces, size = append(pieces, p[:k]), size+k
+		pieces, size = append(pieces, p), size+len(p)
 	}
 	if len(pieces) == 1 {
 		return pieces[0], nil
@@ -73,4 +67,19 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, res *protocol
 		whole = append(whole, p...)
 	}
 	return whole, nil
+}
+
+// readPiece reads up to n bytes of body, fewer at its end (io.EOF). Not
+// io.ReadFull, which makes an end within the piece io.ErrUnexpectedEOF,
+// as a chunked body cut short is.
+func readPiece(body io.Reader, n int) ([]byte, error) {
+	p := make([]byte, n)
+	k := 0
+	for k < n {
+		m, err := body.Read(p[k:])
+		if k += m; err != nil {
+			return p[:k], err
+		}
+	}
+	return p, nil
 }

@@ -13,21 +13,24 @@ import (
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
 
-// holdBody sends a POST whose body says it is size bytes long, and sends
-// all of it but its last byte, over a raw TCP connection the test's end
-// closes: a client that never finishes its body.
-func holdBody(t *testing.T, b *bridge, size int) net.Conn {
+// heldBody returns a POST whose body says it is size bytes long and
+// holds all of them but the last: a client that never finishes its body.
+func heldBody(b *bridge, size int) []byte {
+	start := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`
+	return fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s%s",
+		Path, b.ts.Listener.Addr(), size, start, strings.Repeat("x", size-1-len(start)))
+}
+
+// holdBody sends req, from heldBody, over a raw TCP connection the
+// test's end closes.
+func holdBody(t *testing.T, b *bridge, req []byte) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", b.ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	start := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`
-	go func() { // ends when the connection closes, if the bridge stops reading
-		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s%s",
-			Path, b.ts.Listener.Addr(), size, start, strings.Repeat("x", size-1-len(start)))
-	}()
+	go conn.Write(req) // ends when written, or when the connection closes if the bridge stops reading
 	return conn
 }
 
@@ -43,10 +46,11 @@ func TestBodiesBeingReadHoldWhatTheBudgetAllows(t *testing.T) {
 	const total, holders, size = 4 << 20, 8, 1 << 20
 	b := newBridge(t, Options{MaxBodySize: 4 << 20}, func(s *protocol.Server) { s.MaxHeldBytes, s.MaxTotalHeldBytes = total, total })
 	c := b.modern(t)
+	req := heldBody(b, size) // one for all: the test's own memory does not grow
 	before := heapInUse()
 	var conns []net.Conn
 	for range holders { // 8 MiB offered, twice the budget
-		conns = append(conns, holdBody(t, b, size))
+		conns = append(conns, holdBody(t, b, req))
 	}
 	// Each has sent what it will once the heap stops growing; the kernel
 	// holds what the bridge does not read.
