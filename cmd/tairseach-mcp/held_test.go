@@ -384,9 +384,9 @@ func heldBodies(t *testing.T, n, size, total int) {
 	}
 	idle := procStatusKiB(t, pid, "VmRSS")
 
-	head := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", addr, size)
 	start := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`
-	body := start + strings.Repeat("a", size-1-len(start)) // all but its last byte
+	req := fmt.Appendf(nil, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s%s",
+		addr, size, start, strings.Repeat("a", size-1-len(start))) // the body but its last byte; one for all the clients
 	var writers sync.WaitGroup
 	var conns []net.Conn
 	for range n {
@@ -395,10 +395,7 @@ func heldBodies(t *testing.T, n, size, total int) {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
-		writers.Go(func() { // ends when the body is written, or the connection closed
-			io.WriteString(c, head)
-			io.WriteString(c, body)
-		})
+		writers.Go(func() { c.Write(req) }) // ends when written, or when the connection closes
 	}
 	hangUp := sync.OnceFunc(func() {
 		for _, c := range conns {
