@@ -9,11 +9,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// handleBatch answers a JSON array of messages. Batches exist only in
-// protocol 2025-03-26; in every other version the array is refused whole.
-func (ss *Session) handleBatch(ctx context.Context, out Sink, line []byte) {
-	h := ss.budget.newHold()
-	h.charge(len(line))
+// handleBatch answers a JSON array of messages, whose bytes h counts.
+// Batches exist only in protocol 2025-03-26; in every other version the
+// array is refused whole.
+func (ss *Session) handleBatch(ctx context.Context, out Sink, line []byte, h *hold) {
 	refuse := func(e *Error) { ss.reply(nil, &request{out: out, hold: h}, errorMsg(nullID, e)) }
 	var elems []jsontext.Value
 	// Each element is decoded by itself, strictly, below.

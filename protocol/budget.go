@@ -39,10 +39,11 @@ type budget struct {
 	running map[*hold]struct{} // holds of calls running or waiting to be written
 
 	// Root only.
-	mu   sync.Mutex
-	wake chan struct{} // closed when bytes are released; nil while nobody waits
-	peak int64         // the most counted since used was last zero
-	idle *time.Timer   // returns a burst's memory once nothing was held for a while
+	mu      sync.Mutex
+	wake    chan struct{} // closed when bytes are released; nil while nobody waits
+	peak    int64         // the most counted since used was last zero
+	idle    *time.Timer   // returns a burst's memory once nothing was held for a while
+	reading *budget       // the level of messages being read (Reservation); made at first use
 }
 
 // burst is the peak past which the end of a burst returns the memory it
@@ -277,12 +278,13 @@ func (b *budget) give(n int) {
 }
 
 // waitRoom waits until b and its parents are below their limits, for the
-// reader before it takes another request. It reports false when ctx ends
-// or stop is closed first.
-func (b *budget) waitRoom(ctx context.Context, stop <-chan struct{}) bool {
+// reader before it takes another request, not counting in the root's
+// the bytes of own, the request's own message as read so far (nil for
+// none). It reports false when ctx ends or stop is closed first.
+func (b *budget) waitRoom(ctx context.Context, stop <-chan struct{}, own *Reservation) bool {
 	root := b.root
 	root.mu.Lock()
-	for b.full() {
+	for b.full(own.held()) {
 		if root.wake == nil {
 			root.wake = make(chan struct{})
 		}
@@ -301,9 +303,15 @@ func (b *budget) waitRoom(ctx context.Context, stop <-chan struct{}) bool {
 	return true
 }
 
-func (b *budget) full() bool {
+// full reports whether b or a parent is at its limit, own bytes fewer
+// counted in the root's; root.mu is held.
+func (b *budget) full(own int64) bool {
 	for l := b; l != nil; l = l.parent {
-		if l.used >= l.limit {
+		used := l.used
+		if l == l.root {
+			used -= own
+		}
+		if used >= l.limit {
 			return true
 		}
 	}

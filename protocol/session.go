@@ -130,16 +130,35 @@ func (s *Server) NewSession(out Sink, o SessionOptions) *Session {
 // good. msg's bytes are counted against the session's budget until
 // answered; Handle waits first while the budget is full, unless ctx ends.
 func (ss *Session) Handle(ctx context.Context, msg []byte, out Sink) error {
+	return ss.HandleReserved(ctx, msg, out, nil)
+}
+
+// HandleReserved is Handle for a message whose bytes r counted as they
+// were read: they become the request's, counted against the session's
+// budget until it is answered, with no moment uncounted or counted twice.
+// It waits first, as Handle does, while the budget is full, but not for
+// the room the message itself takes. r is spent whatever it returns (its
+// Release then does nothing); a nil r counts msg as Handle does.
+func (ss *Session) HandleReserved(ctx context.Context, msg []byte, out Sink, r *Reservation) error {
 	if ss.closed.Load() {
+		r.Release()
 		return ErrSessionClosed
 	}
-	if !ss.WaitRoom(ctx) {
+	if !ss.budget.waitRoom(ctx, ss.stopped, r) {
+		r.Release()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		return ErrSessionClosed
 	}
-	ss.handleLine(ctx, out, msg)
+	var h *hold
+	if r == nil {
+		h = ss.budget.newHold()
+		h.charge(len(msg))
+	} else {
+		h = r.handOver(ss.budget)
+	}
+	ss.handleLine(ctx, out, msg, h)
 	return nil
 }
 
@@ -152,7 +171,7 @@ var ErrSessionClosed = errors.New("protocol: session closed")
 // backend that does not take its requests, gets no more requests read. It
 // reports false when ctx ends or the session stops first.
 func (ss *Session) WaitRoom(ctx context.Context) bool {
-	return ss.budget.waitRoom(ctx, ss.stopped)
+	return ss.budget.waitRoom(ctx, ss.stopped, nil)
 }
 
 // Busy reports whether the session has requests in flight: calls, listen
@@ -323,20 +342,19 @@ func (ss *Session) TooLong(out Sink, prefix, tail []byte) {
 }
 
 // handleLine handles one line: a message or a batch, whose responses go
-// to out. The bytes of each request are counted against the budget until
-// it is answered.
-func (ss *Session) handleLine(ctx context.Context, out Sink, line []byte) {
+// to out. h counts the line's bytes, until the request is answered.
+func (ss *Session) handleLine(ctx context.Context, out Sink, line []byte, h *hold) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
+		h.finish()
 		return
 	}
 	if line[0] == '[' {
-		ss.handleBatch(ctx, out, line)
+		ss.handleBatch(ctx, out, line, h)
 		return
 	}
 	rq, ignore, errID, err := decodeMessage(line)
-	rq.out, rq.hold = out, ss.budget.newHold()
-	rq.hold.charge(len(line))
+	rq.out, rq.hold = out, h
 	switch {
 	case err != nil:
 		ss.log.Debug().Err(err).Msg("bad message")

@@ -16,8 +16,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,8 +34,9 @@ const heldManifest = `{"id":"m","tools":[
  {"name":"m.big","description":"A large result.","inputSchema":{"type":"object"}},
  {"name":"m.take","description":"Takes large arguments.","inputSchema":{"type":"object"}},
  {"name":"m.hang","description":"Answers when the test says.","inputSchema":{"type":"object"}},
- {"name":"m.endless","description":"A reply that never ends its line.","inputSchema":{"type":"object"}}
-],"implementation":{"methods":{"m.big":"m.big","m.take":"m.take","m.hang":"m.hang","m.endless":"m.endless"}}}`
+ {"name":"m.endless","description":"A reply that never ends its line.","inputSchema":{"type":"object"}},
+ {"name":"m.echo","description":"Answers at once.","inputSchema":{"type":"object"}}
+],"implementation":{"methods":{"m.big":"m.big","m.take":"m.take","m.hang":"m.hang","m.endless":"m.endless","m.echo":"m.echo"}}}`
 
 // heldRun is one bridge under a row of the table, driven as a client.
 type heldRun struct {
@@ -174,6 +177,14 @@ func TestHeldBytesTable(t *testing.T) {
 		// an eighth of the sizes, against the same bound.
 		calls, bigSize, argSize, endless, argCalls = 16, 2<<20, 1<<20, 16, 30
 	}
+	t.Run("128 × 4 MiB request bodies that their clients never finish, over HTTP", func(t *testing.T) {
+		// Not parallel: it measures another client's latency meanwhile.
+		bodies, bodySize := 128, 4<<20
+		if raceEnabled {
+			bodies, bodySize = 32, 1<<20
+		}
+		heldBodies(t, bodies, bodySize, defaultMaxTotalHeld)
+	})
 	t.Run("64 × 16 MiB results to a client that does not read", func(t *testing.T) {
 		t.Parallel()
 		big := jsonv2.Value(`{"data":"` + strings.Repeat("b", bigSize) + `"}`)
@@ -337,3 +348,95 @@ func newGatedBackend(t *testing.T) *gatedBackend {
 }
 
 func (b *gatedBackend) open() { b.once.Do(func() { close(b.gate) }) }
+
+// defaultMaxTotalHeld is --max-total-held-bytes unless told otherwise, in
+// MiB.
+const defaultMaxTotalHeld = 256
+
+// heldBodies runs the row of request bodies held over HTTP: n clients
+// each send all of a body of size bytes but its last byte, and hold it,
+// while another client calls a tool 200 times. The peak RSS must stay
+// under the total budget (total, MiB) plus the bridge at rest plus 32 MiB,
+// and the other client's calls must take under 100 ms at the 99th
+// percentile.
+func heldBodies(t *testing.T, n, size, total int) {
+	t.Helper()
+	be := sockettest.NewServer(t, func(context.Context, sockettest.Request) (any, error) { return map[string]bool{"ok": true}, nil })
+	dir := manifestDir(t, map[string]string{"m.json": heldManifest})
+	b := startHTTPBridge(t, dir, be.Path, "--no-watch", "--log-level", "warn")
+	pid := b.cmd.Process.Pid
+	addr := strings.TrimSuffix(strings.TrimPrefix(b.url, "http://"), "/mcp")
+	hc := &http.Client{Timeout: 10 * time.Second}
+	echo := func(id int) time.Duration {
+		t.Helper()
+		start := time.Now()
+		resp, body := post(t, hc, b.url, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tairseach_m_echo"},
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"tairseach_m_echo","arguments":{},`+
+				`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id))
+		d := time.Since(start)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"ok":true`) {
+			t.Fatalf("echo %d: %d %.300s", id, resp.StatusCode, body)
+		}
+		return d
+	}
+	for i := range 5 { // warm: the connection, the backend's, the tool table
+		echo(i)
+	}
+	idle := procStatusKiB(t, pid, "VmRSS")
+
+	start := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`
+	req := fmt.Appendf(nil, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s%s",
+		addr, size, start, strings.Repeat("a", size-1-len(start))) // the body but its last byte; one for all the clients
+	var writers sync.WaitGroup
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		writers.Go(func() { c.Write(req) }) // ends when written, or when the connection closes
+	}
+	hangUp := sync.OnceFunc(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		writers.Wait()
+	})
+	defer hangUp()
+	peak := stalled(t, pid)
+
+	var took []time.Duration
+	for i := range 200 {
+		took = append(took, echo(100+i))
+	}
+	slices.Sort(took)
+	p50, p99 := took[len(took)/2], took[len(took)*99/100]
+	held := procStatusKiB(t, pid, "VmHWM") >> 10
+
+	hangUp()
+	echo(1000) // it recovers
+	rss := procStatusKiB(t, pid, "VmRSS")
+	for deadline := time.Now().Add(5 * time.Second); !raceEnabled && rss > idle+24<<10 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // the end of a burst returns its memory; give it time
+		rss = procStatusKiB(t, pid, "VmRSS")
+	}
+	bound := total + idle>>10 + 32
+	t.Logf("%d × %d MiB bodies held: peak RSS %d MiB while held (%d MiB with the calls; bound %d MiB); another client's call p50 %v, p99 %v (bound 100ms); %d MiB at rest before, %d MiB after",
+		n, size>>20, peak, held, bound, p50.Round(100*time.Microsecond), p99.Round(100*time.Microsecond), idle>>10, rss>>10)
+	scale := time.Duration(1)
+	if raceEnabled {
+		t.Log("memory bounds not checked under the race detector")
+		scale = 8
+	} else {
+		if held > bound {
+			t.Errorf("peak RSS %d MiB, past the bound of %d MiB", held, bound)
+		}
+		if rss > idle+24<<10 {
+			t.Errorf("RSS %d MiB after recovery, not back near the %d MiB at rest", rss>>10, idle>>10)
+		}
+	}
+	if p99 > 100*time.Millisecond*scale {
+		t.Errorf("another client's calls took %v at the 99th percentile, past %v", p99, 100*time.Millisecond*scale)
+	}
+}

@@ -301,6 +301,46 @@ func TestHTTPSlowAndIdleConnectionsAreClosed(t *testing.T) {
 	closed("an idle keep-alive connection", idle, br)
 }
 
+// A connection opened past --max-connections gets 503 and is closed;
+// the connections within it are served.
+func TestHTTPConnectionsPastTheLimitAreRefused(t *testing.T) {
+	t.Parallel()
+	be := backend(t)
+	dir := manifestDir(t, map[string]string{"notes.json": notesManifest})
+	b := startHTTPBridge(t, dir, be.Path, "--max-connections", "2")
+	addr := strings.TrimSuffix(strings.TrimPrefix(b.url, "http://"), "/mcp")
+	health := func() (*http.Response, string) {
+		t.Helper()
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() }) // kept open until then
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.Close {
+			if _, err := br.ReadByte(); err != io.EOF {
+				t.Errorf("a connection said to close is open: %v", err)
+			}
+		}
+		return resp, string(body)
+	}
+	for range 2 {
+		if resp, body := health(); resp.StatusCode != http.StatusOK {
+			t.Fatalf("a connection within the limit: %d %s", resp.StatusCode, body)
+		}
+	}
+	if resp, body := health(); resp.StatusCode != http.StatusServiceUnavailable || !resp.Close || !strings.Contains(body, "too many connections open") {
+		t.Errorf("a connection past the limit: %d, closing %t, %s", resp.StatusCode, resp.Close, body)
+	}
+}
+
 // A session no client uses for --session-timeout ends, and its call in
 // flight (whose client hung up) is cancelled at the backend.
 func TestHTTPSessionTimeoutEndsAbandonedSessions(t *testing.T) {

@@ -60,6 +60,12 @@ func (pipeAddr) String() string  { return "127.0.0.1:8411" }
 // pipeNet: the bridge's b.url answers, and b.ts is nil. Everything is
 // shut down before the bubble ends.
 func inBubble(t *testing.T, opts Options, edit func(*protocol.Server), f func(t *testing.T, b *bridge)) {
+	inBubbleOn(t, &http.Server{}, opts, edit, f)
+}
+
+// inBubbleOn is inBubble with hs, whose handler it sets, as the HTTP
+// server.
+func inBubbleOn(t *testing.T, hs *http.Server, opts Options, edit func(*protocol.Server), f func(t *testing.T, b *bridge)) {
 	synctest.Test(t, func(t *testing.T) {
 		tools := newTools()
 		srv := &protocol.Server{
@@ -73,7 +79,8 @@ func inBubble(t *testing.T, opts Options, edit func(*protocol.Server), f func(t 
 		}
 		h := NewHandler(srv, opts)
 		pn := newPipeNet()
-		hs := &http.Server{Handler: h}
+		hs.Handler = h
+		h.CountConnections(hs)
 		served := make(chan struct{})
 		go func() { hs.Serve(pn); close(served) }() // ends at hs.Close
 		tr := &http.Transport{DialContext: pn.dial}

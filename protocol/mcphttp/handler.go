@@ -10,8 +10,8 @@ package mcphttp
 
 import (
 	"errors"
-	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,6 +31,7 @@ const (
 	DefaultStallTimeout   = 10 * time.Second
 	DefaultKeepAlive      = 25 * time.Second
 	DefaultMaxStreams     = 256
+	DefaultMaxConnections = 256
 )
 
 // inlineBody is the largest response written with its length said; a
@@ -60,8 +61,12 @@ type Options struct {
 	// MaxBodySize bounds a request body in bytes (default 4 MiB); past
 	// it the answer is 413.
 	MaxBodySize int64
-	// StallTimeout bounds each write to a client (default 10 s): a
-	// client that stops reading its stream loses that stream.
+	// StallTimeout bounds a client's progress reading a response or an
+	// event stream (default 10 s): it must read 64 KiB of it, or all
+	// there is, within the timeout, and again for the next 64 KiB. A
+	// client that reads less, or stops, loses that response or stream
+	// (its connection closes); one that keeps reading never does,
+	// however long the whole takes.
 	StallTimeout time.Duration
 	// KeepAlive is the period of comments on an idle event stream
 	// (default 25 s).
@@ -69,6 +74,11 @@ type Options struct {
 	// MaxStreams bounds the modern subscriptions/listen streams open at
 	// once (default 256); past it the answer is 503.
 	MaxStreams int
+	// MaxConnections bounds the connections open at once to the HTTP
+	// servers given to CountConnections (default 256): a connection
+	// opened past it gets 503 and is closed. With one request read at a
+	// time on each (HTTP/1.1), it bounds the request bodies being read.
+	MaxConnections int
 	// Health, when set, returns the body of /healthz (any JSON value);
 	// it must tell nothing secret.
 	Health func() any
@@ -83,6 +93,7 @@ type Handler struct {
 	opts     Options
 	log      zerolog.Logger
 	sessions sessions
+	conns    conns
 	stop     chan struct{} // closed by Shutdown
 	swept    chan struct{} // closed when the sweeper has returned
 
@@ -103,6 +114,7 @@ func NewHandler(srv *protocol.Server, opts Options) *Handler {
 	}
 	def(&opts.MaxSessions, DefaultMaxSessions)
 	def(&opts.MaxStreams, DefaultMaxStreams)
+	def(&opts.MaxConnections, DefaultMaxConnections)
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = DefaultSessionTimeout
 	}
@@ -116,7 +128,8 @@ func NewHandler(srv *protocol.Server, opts Options) *Handler {
 		opts.KeepAlive = DefaultKeepAlive
 	}
 	h := &Handler{srv: srv, opts: opts, log: zerolog.Nop(), stop: make(chan struct{}), swept: make(chan struct{}),
-		sessions: sessions{max: opts.MaxSessions, byID: map[string]*session{}}, modern: map[*protocol.Session]struct{}{}}
+		sessions: sessions{max: opts.MaxSessions, byID: map[string]*session{}}, modern: map[*protocol.Session]struct{}{},
+		conns: conns{max: opts.MaxConnections, open: map[net.Conn]struct{}{}}}
 	if opts.Logger != nil {
 		h.log = *opts.Logger
 	}
@@ -126,6 +139,11 @@ func NewHandler(srv *protocol.Server, opts Options) *Handler {
 
 // ServeHTTP serves the MCP endpoint and the health check.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Context().Value(overLimit{}) != nil {
+		w.Header().Set("Connection", "close")
+		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many connections open; try again later")
+		return
+	}
 	switch r.URL.Path {
 	case Path:
 	case HealthPath:
@@ -182,11 +200,19 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotAcceptable, protocol.CodeInvalidRequest, "Accept must list application/json and text/event-stream")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
+	// The body's bytes are counted as they are read, until its request is
+	// answered; a body refused is released when the refusal is written.
+	res := h.srv.Reserve()
+	defer res.Release() // spent once handled
+	body, err := h.readBody(w, r, res)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		refuse(w, http.StatusRequestEntityTooLarge, protocol.CodeInvalidRequest, "request body larger than the server's limit")
+		return
+	case errors.Is(err, errBodyWait):
+		w.Header().Set("Connection", "close") // the body is left unread
+		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many request bodies being read; try again later")
 		return
 	case err != nil:
 		refuse(w, http.StatusBadRequest, protocol.CodeInvalidRequest, "reading the request body: "+err.Error())
@@ -200,15 +226,15 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	// A legacy version, or none, is a legacy request unless its body says
 	// otherwise; any other version is answered as the modern era does.
 	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !protocol.IsLegacyVersion(v) || v == "" && protocol.IsModernVersion(env.ProtocolVersion) {
-		h.postModern(w, r, body, env)
+		h.postModern(w, r, body, res, env)
 		return
 	}
-	h.postLegacy(w, r, body, env)
+	h.postLegacy(w, r, body, res, env)
 }
 
 // postModern serves a POST of the modern era: a request on its own, with
-// the headers that mirror its body checked first.
-func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte, env protocol.Envelope) {
+// the headers that mirror its body checked first. res counts the body.
+func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte, res *protocol.Reservation, env protocol.Envelope) {
 	if err := checkHeaders(r, env); err != nil {
 		writeError(w, http.StatusBadRequest, env.ID, err)
 		return
@@ -247,7 +273,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte
 	mb := newMailbox()
 	defer mb.close()
 	// Closing the response stream cancels the request, as 2026-07-28 says.
-	if err := ps.Handle(r.Context(), body, mb); err != nil {
+	if err := ps.HandleReserved(r.Context(), body, mb, res); err != nil {
 		return // the client is gone
 	}
 	if !env.Request {
@@ -284,18 +310,17 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		}
 		w.WriteHeader(statusOf(m, modern))
-		rc := http.NewResponseController(w)
-		_ = rc.SetWriteDeadline(time.Now().Add(h.opts.StallTimeout))
+		sw := newStallWriter(w, h.opts.StallTimeout)
 		var err error
 		if body != nil {
-			_, err = w.Write(body)
+			_, err = sw.Write(body)
 		} else {
-			_, err = m.WriteTo(w) // a large result, streamed from the backend's bytes
+			_, err = m.WriteTo(sw) // a large result, streamed from the backend's bytes
 		}
 		if err == nil {
 			// On the wire before the handler returns: a shutdown may close
 			// the connection as soon as every handler has.
-			err = rc.Flush()
+			err = sw.Flush()
 		}
 		if err != nil {
 			h.log.Debug().Err(err).Msg("response not written")
@@ -303,21 +328,22 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 		return
 	}
 	s := startSSE(w, h.opts.StallTimeout, header)
-	for i := range msgs {
-		if err := s.event(&msgs[i]); err != nil {
-			release(msgs[i+1:])
-			return
+	err := func() error {
+		for i := range msgs {
+			if err := s.event(&msgs[i]); err != nil {
+				release(msgs[i+1:])
+				return err
+			}
+			if msgs[i].Final() {
+				release(msgs[i+1:])
+				return s.flush()
+			}
 		}
-		if msgs[i].Final() {
-			release(msgs[i+1:])
-			_ = s.flush()
-			return
+		if err := s.flush(); err != nil {
+			return err
 		}
-	}
-	if err := s.flush(); err != nil {
-		return
-	}
-	err := pump(r.Context(), nil, mb, s, h.opts.KeepAlive, (*protocol.Message).Final)
+		return pump(r.Context(), nil, mb, s, h.opts.KeepAlive, (*protocol.Message).Final)
+	}()
 	if err != nil && !errors.Is(err, errGone) {
 		h.log.Debug().Err(err).Msg("event stream ended")
 	}

@@ -33,7 +33,8 @@ import (
 //	wait  waits until cancelled; says "started" and "cancelled"
 //	gate  waits until release is closed, or until cancelled
 //	log   sends a log message about the call, then answers
-//	big   answers with n bytes of text (argument "n")
+//	big   answers with n bytes of text (argument "n"), after a log
+//	      message when "log" is true
 type fakeTools struct {
 	started   chan string   // the tool's name as each wait or gate call starts
 	cancelled chan string   // the tool's name as each wait or gate call sees its cancellation
@@ -83,8 +84,14 @@ func (f *fakeTools) CallTool(ctx context.Context, call *protocol.Call, req *prot
 		call.Log(protocol.LevelWarning, "test", "about to answer")
 		return protocol.TextResult("logged", false), nil
 	case "big":
-		var args struct{ N int }
+		var args struct {
+			N   int
+			Log bool
+		}
 		_ = json.Unmarshal(req.Arguments, &args, json.MatchCaseInsensitiveNames(true))
+		if args.Log {
+			call.Log(protocol.LevelWarning, "test", "a large answer comes")
+		}
 		return protocol.TextResult(strings.Repeat("x", args.N), false), nil
 	}
 	return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
@@ -111,6 +118,12 @@ type bridge struct {
 // edit, when given) on a loopback port; the test's end shuts it down.
 func newBridge(t *testing.T, opts Options, edit func(*protocol.Server)) *bridge {
 	t.Helper()
+	return newBridgeOn(t, opts, edit, nil)
+}
+
+// newBridgeOn is newBridge on a listener that wrap, when given, wraps.
+func newBridgeOn(t *testing.T, opts Options, edit func(*protocol.Server), wrap func(net.Listener) net.Listener) *bridge {
+	t.Helper()
 	tools := newTools()
 	srv := &protocol.Server{
 		Info:             protocol.Implementation{Name: "tairseach-mcp", Version: "1.2.3"},
@@ -128,6 +141,10 @@ func newBridge(t *testing.T, opts Options, edit func(*protocol.Server)) *bridge 
 		if s == http.StateClosed {
 			closed <- struct{}{}
 		}
+	}
+	h.CountConnections(ts.Config)
+	if wrap != nil {
+		ts.Listener = wrap(ts.Listener)
 	}
 	ts.Start()
 	b := &bridge{t: t, srv: srv, h: h, ts: ts, tools: tools, url: ts.URL + Path, hc: ts.Client(), timeout: 10 * time.Second, closed: closed}
@@ -186,6 +203,7 @@ func (c *client) initialize(version string) {
 type reply struct {
 	status int
 	header http.Header
+	close  bool     // the bridge closes the connection after it
 	body   []byte   // a JSON body, or the raw event stream
 	events []string // the data of each event of an event stream
 }
@@ -297,7 +315,7 @@ func (c *client) send(req *http.Request) *reply {
 	if err != nil {
 		c.t.Fatalf("%s: reading the reply: %v", method, err)
 	}
-	r := &reply{status: resp.StatusCode, header: resp.Header, body: data}
+	r := &reply{status: resp.StatusCode, header: resp.Header, close: resp.Close, body: data}
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
 		c.checkMessage(data, resp.StatusCode)

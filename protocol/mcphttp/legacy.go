@@ -10,8 +10,8 @@ import (
 )
 
 // postLegacy serves a POST of the legacy era, in its session: an
-// initialize without a session id makes one.
-func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte, env protocol.Envelope) {
+// initialize without a session id makes one. res counts the body.
+func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte, res *protocol.Reservation, env protocol.Envelope) {
 	if v := env.ProtocolVersion; v != "" && !protocol.IsLegacyVersion(v) {
 		writeError(w, http.StatusBadRequest, env.ID, &protocol.Error{Code: protocol.CodeHeaderMismatch,
 			Message: "Header mismatch: the body's _meta names protocol " + v + ", the MCP-Protocol-Version header does not"})
@@ -48,7 +48,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte
 	// A legacy client's disconnection is not a cancellation (it sends
 	// notifications/cancelled for that): its calls run on, answered into
 	// a closed mailbox.
-	if err := s.ps.Handle(context.WithoutCancel(r.Context()), body, mb); err != nil {
+	if err := s.ps.HandleReserved(context.WithoutCancel(r.Context()), body, mb, res); err != nil {
 		refuse(w, http.StatusNotFound, protocol.CodeInvalidRequest, "session ended: initialize again")
 		return
 	}

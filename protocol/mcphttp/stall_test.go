@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -156,3 +157,218 @@ func TestAStalledReaderLosesItsStream(t *testing.T) {
 // isReset reports a connection the peer reset: the bridge may close a
 // connection with unread data in its buffers.
 func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
+
+// smallBuffers makes the kernel hold little of a response the client has
+// not read: the send buffers of the connections ln accepts are 64 KiB,
+// as are the receive buffers of slowClient's. Otherwise loopback's
+// buffers, megabytes, would take most of a response whatever the client
+// does.
+func smallBuffers(ln net.Listener) net.Listener { return smallBufferListener{ln} }
+
+type smallBufferListener struct{ net.Listener }
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(64 << 10)
+	}
+	return c, err
+}
+
+// pacedReader reads from r no faster than rate bytes a second, 16 KiB at
+// most at a time, as a client that reads steadily; a rate of 0 reads as
+// fast as r gives.
+type pacedReader struct {
+	r     io.Reader
+	rate  atomic.Int64
+	start time.Time
+	n     int64 // bytes read since start
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	rate := p.rate.Load()
+	if rate > 0 {
+		if p.start.IsZero() {
+			p.start = time.Now()
+		}
+		b = b[:min(len(b), 16<<10)]
+		time.Sleep(time.Until(p.start.Add(time.Duration(p.n * int64(time.Second) / rate)))) // keeps to the rate, not a synchronisation
+	}
+	k, err := p.r.Read(b)
+	p.n += int64(k)
+	return k, err
+}
+
+// slowClient sends req over a connection of its own with a small receive
+// buffer and returns the response, its headers read; its body is read
+// through the pacedReader, whose rate the caller sets. The test's end
+// closes the connection.
+func slowClient(t *testing.T, b *bridge, req *http.Request) (*http.Response, *pacedReader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", b.ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() }) // and so the response's body
+	conn.(*net.TCPConn).SetReadBuffer(64 << 10)
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second)) // a bound on the test, never reached
+	pr := &pacedReader{r: conn}
+	resp, err := http.ReadResponse(bufio.NewReaderSize(pr, 16<<10), req)
+	if err != nil {
+		t.Fatalf("reading the response: %v", err)
+	}
+	return resp, pr
+}
+
+// answerSize is the size of the answers the steady readers read: large
+// enough to take seconds at their rate, and many times what the kernel
+// holds for them.
+const answerSize = 3 << 20
+
+// A client that reads steadily gets the whole of a response however long
+// it takes, as JSON or as an event stream, in both eras: the stall
+// timeout bounds the time to write each 64 KiB, not the whole response.
+// Here 3 MiB at 1 MB/s take 3 s, three times the timeout.
+func TestASteadyReaderGetsTheWholeResponse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		version string // "" for a modern request
+		setup   string // a request sent first, when set
+		body    string
+		get     bool // the answer is an event on the GET stream, not the POST's response
+		ctype   string
+	}{
+		{name: "a result as JSON, legacy", version: "2025-11-25", body: call(2, "big", fmt.Sprintf(`{"n":%d}`, answerSize)), ctype: "application/json"},
+		{name: "a result as JSON, modern", body: modern(2, "tools/call", fmt.Sprintf(`"name":"big","arguments":{"n":%d}`, answerSize)), ctype: "application/json"},
+		{name: "a batch's array", version: "2025-03-26",
+			body:  "[" + call(2, "big", fmt.Sprintf(`{"n":%d}`, answerSize/2)) + "," + call(3, "big", fmt.Sprintf(`{"n":%d}`, answerSize/2)) + "]",
+			ctype: "application/json"},
+		{name: "a result after a log message, as an event stream", version: "2025-11-25", setup: request(9, "logging/setLevel", `{"level":"warning"}`),
+			body: call(2, "big", fmt.Sprintf(`{"n":%d,"log":true}`, answerSize)), ctype: "text/event-stream"},
+		{name: "a message on the GET stream", version: "2025-11-25", setup: request(9, "logging/setLevel", `{"level":"error"}`), get: true, ctype: "text/event-stream"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := newBridgeOn(t, Options{StallTimeout: time.Second}, nil, smallBuffers)
+			c := b.modern(t)
+			if tt.version != "" {
+				c = b.legacy(t, tt.version)
+			}
+			if tt.setup != "" {
+				c.post(tt.setup)
+			}
+			var req *http.Request
+			if tt.get {
+				req = c.request(t.Context(), http.MethodGet, "", nil)
+			} else {
+				c.check.ClientLine([]byte(tt.body))
+				req = c.request(t.Context(), http.MethodPost, tt.body, nil)
+			}
+			start := time.Now()
+			resp, pr := slowClient(t, b, req)
+			pr.rate.Store(1 << 20)
+			if ct := mediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != tt.ctype {
+				t.Fatalf("%d %s, want 200 %s", resp.StatusCode, ct, tt.ctype)
+			}
+			var got []byte
+			var err error
+			switch {
+			case tt.get:
+				b.srv.Log(protocol.LevelError, "test", strings.Repeat("x", answerSize))
+				var ev string
+				ev, err = newEvents(resp.Body).next()
+				got = []byte(ev)
+			case tt.ctype == "text/event-stream":
+				var evs []string
+				es := newEvents(resp.Body)
+				for {
+					ev, e := es.next()
+					if e != nil {
+						if e != io.EOF {
+							err = e
+						}
+						break
+					}
+					evs = append(evs, ev)
+				}
+				if len(evs) != 2 || method(evs[0]) != "notifications/message" {
+					t.Errorf("%d events, want a log message and the result", len(evs))
+				}
+				got = []byte(evs[len(evs)-1])
+			default:
+				got, err = io.ReadAll(resp.Body)
+			}
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("the response was cut after %d bytes and %v: %v", len(got), took.Round(time.Millisecond), err)
+			}
+			if len(got) < answerSize {
+				t.Fatalf("%d bytes, want the whole answer of more than %d", len(got), answerSize)
+			}
+			c.checkMessage(got, http.StatusOK)
+			t.Logf("%d bytes in %v", len(got), took.Round(time.Millisecond))
+		})
+	}
+}
+
+// A client that reads less than 64 KiB per stall timeout, or stops, loses
+// its response, JSON or event stream: the connection closes, and the
+// client finds the response cut short.
+func TestATricklingReaderLosesItsResponse(t *testing.T) {
+	t.Parallel()
+	const stall = 300 * time.Millisecond
+	trickle := int64(16<<10) * int64(time.Second/stall)
+	tests := []struct {
+		name  string
+		body  string
+		rate  int64  // bytes a second; 0 reads nothing
+		ended string // what the bridge logs
+	}{
+		{"16 KiB per timeout, JSON", call(2, "big", fmt.Sprintf(`{"n":%d}`, answerSize)), trickle, "response not written"},
+		{"16 KiB per timeout, an event stream", call(2, "big", fmt.Sprintf(`{"n":%d,"log":true}`, answerSize)), trickle, "event stream ended"},
+		{"nothing, JSON", call(2, "big", fmt.Sprintf(`{"n":%d}`, answerSize)), 0, "response not written"},
+		{"nothing, an event stream", call(2, "big", fmt.Sprintf(`{"n":%d,"log":true}`, answerSize)), 0, "event stream ended"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			logs := newLogLines()
+			lg := zerolog.New(logs).Level(zerolog.DebugLevel)
+			b := newBridgeOn(t, Options{StallTimeout: stall, Logger: &lg}, nil, smallBuffers)
+			c := b.legacy(t, "2025-11-25")
+			c.post(request(9, "logging/setLevel", `{"level":"warning"}`))
+			c.check.ClientLine([]byte(tt.body))
+			resp, pr := slowClient(t, b, c.request(t.Context(), http.MethodPost, tt.body, nil))
+			type result struct {
+				n   int
+				err error
+			}
+			read := func() <-chan result {
+				done := make(chan result, 1)
+				go func() { // ends with the response, cut or whole
+					got, err := io.ReadAll(resp.Body)
+					done <- result{len(got), err}
+				}()
+				return done
+			}
+			var done <-chan result
+			if tt.rate > 0 {
+				pr.rate.Store(tt.rate)
+				done = read()
+			}
+			logs.waitFor(t, tt.ended)
+			pr.rate.Store(0) // the rest, as fast as it comes
+			if done == nil {
+				done = read()
+			}
+			if r := waitFor(t, done, "the end of the response"); r.err == nil {
+				t.Errorf("the whole response came (%d bytes)", r.n)
+			}
+		})
+	}
+}

@@ -72,14 +72,12 @@ func release(ms []protocol.Message) {
 }
 
 // sseWriter writes Server-Sent Events to a response, each message an
-// event of its own, flushed when no more are queued. A write that stalls
-// past the stall timeout fails, so a client that stops reading loses its
-// stream, not the bridge's memory.
+// event of its own, flushed when no more are queued. A client that stops
+// reading, or reads too slowly, loses its stream, not the bridge's
+// memory (see stallWriter).
 type sseWriter struct {
-	w     http.ResponseWriter
-	rc    *http.ResponseController
-	bw    *bufio.Writer
-	stall time.Duration
+	sw *stallWriter
+	bw *bufio.Writer
 }
 
 // startSSE sends the headers of an event stream.
@@ -92,15 +90,8 @@ func startSSE(w http.ResponseWriter, stall time.Duration, extra func(http.Header
 		extra(h)
 	}
 	w.WriteHeader(http.StatusOK)
-	s := &sseWriter{w: w, rc: http.NewResponseController(w), stall: stall}
-	s.bw = bufio.NewWriterSize(writerFunc(s.write), 32<<10)
-	return s
-}
-
-// write writes p to the response within the stall timeout.
-func (s *sseWriter) write(p []byte) (int, error) {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.stall)) // not every ResponseWriter has deadlines
-	return s.w.Write(p)
+	sw := newStallWriter(w, stall)
+	return &sseWriter{sw: sw, bw: bufio.NewWriterSize(sw, 32<<10)}
 }
 
 // event writes one message as an event and releases it: none for the
@@ -128,17 +119,13 @@ func (s *sseWriter) comment() error {
 	return s.flush()
 }
 
+// flush writes what is buffered: the client has caught up.
 func (s *sseWriter) flush() error {
 	if err := s.bw.Flush(); err != nil {
 		return err
 	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.stall))
-	return s.rc.Flush()
+	return s.sw.Flush()
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // errGone is a stream's end because its client went away.
 var errGone = errors.New("client gone")

@@ -524,7 +524,7 @@ func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
 		session  = []string{"instructions", "no-watch", "progress-interval", "ask-timeout", "max-pending-asks", "max-message-size", "max-in-flight", "max-held-bytes"}
 		audit    = []string{"audit-log", "audit-values", "audit-max-size", "audit-keep"}
 		listener = []string{"transport", "listen", "allowed-origins", "allowed-hosts", "auth-token-file", "tls-cert", "tls-key", "insecure-http",
-			"max-sessions", "session-timeout", "max-total-in-flight", "max-total-held-bytes", "max-body-size", "header-timeout", "idle-timeout", "stall-timeout", "max-streams"}
+			"max-sessions", "session-timeout", "max-total-in-flight", "max-total-held-bytes", "max-body-size", "header-timeout", "idle-timeout", "stall-timeout", "max-streams", "max-connections"}
 		entry = slices.Concat(catalog, filter, policy, backend, checks, logs, session, audit) // what a stdio bridge takes
 		all   = slices.Concat(entry, listener)
 	)

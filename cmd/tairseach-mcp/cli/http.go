@@ -38,6 +38,7 @@ type httpOptions struct {
 	idleTimeout      time.Duration
 	stallTimeout     time.Duration
 	maxStreams       int
+	maxConnections   int
 
 	token string // read from the file or TAIRSEACH_AUTH_TOKEN by resolve
 }
@@ -86,6 +87,8 @@ func (o *httpOptions) add(fs *pflag.FlagSet, name, usage string) bool {
 		durationVar(fs, &o.stallTimeout, name, mcphttp.DefaultStallTimeout, usage)
 	case "max-streams":
 		countVar(fs, &o.maxStreams, name, mcphttp.DefaultMaxStreams, usage)
+	case "max-connections":
+		countVar(fs, &o.maxConnections, name, mcphttp.DefaultMaxConnections, usage)
 	default:
 		return false
 	}
@@ -106,7 +109,8 @@ func (o *httpOptions) resolve() error {
 		}
 	}
 	for name, v := range map[string]int{"--max-sessions": o.maxSessions, "--max-total-in-flight": o.maxTotalInFlight,
-		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize, "--max-streams": o.maxStreams} {
+		"--max-total-held-bytes": o.maxTotalHeld, "--max-body-size": o.maxBodySize, "--max-streams": o.maxStreams,
+		"--max-connections": o.maxConnections} {
 		if v <= 0 {
 			return fmt.Errorf("%s must be positive, not %d", name, v)
 		}
@@ -184,6 +188,7 @@ func (o *httpOptions) handlerOptions() mcphttp.Options {
 		MaxBodySize:    int64(o.maxBodySize),
 		StallTimeout:   o.stallTimeout,
 		MaxStreams:     o.maxStreams,
+		MaxConnections: o.maxConnections,
 	}
 }
 

@@ -55,6 +55,7 @@ func TestHTTPLimitsFollowTheirFlagsAndVariables(t *testing.T) {
 		{"idle-timeout", "TAIRSEACH_IDLE_TIMEOUT", "7s", 60 * time.Second, func(l httpLimits) any { return l.hs.idle }, 7 * time.Second},
 		{"stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "2s", 10 * time.Second, func(l httpLimits) any { return l.h.StallTimeout }, 2 * time.Second},
 		{"max-streams", "TAIRSEACH_MAX_STREAMS", "3", 256, func(l httpLimits) any { return l.h.MaxStreams }, 3},
+		{"max-connections", "TAIRSEACH_MAX_CONNECTIONS", "12", 256, func(l httpLimits) any { return l.h.MaxConnections }, 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {

@@ -143,6 +143,7 @@ var settings = []setting{
 	{httpFlags, "idle-timeout", "TAIRSEACH_IDLE_TIMEOUT", "an idle keep-alive connection is closed after this long"},
 	{httpFlags, "stall-timeout", "TAIRSEACH_STALL_TIMEOUT", "a client that takes longer than this to read part of a response loses that response's stream"},
 	{httpFlags, "max-streams", "TAIRSEACH_MAX_STREAMS", "most subscriptions/listen streams (protocol 2026-07-28) open at once over all HTTP clients"},
+	{httpFlags, "max-connections", "TAIRSEACH_MAX_CONNECTIONS", "most HTTP connections open at once; past it a new connection gets 503 and is closed"},
 }
 
 // settingOf returns the setting of the flag name, if it is one.

@@ -39,6 +39,7 @@ func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Log
 	hopts.Health, hopts.Logger = healthReport(reg, backend), lg
 	h := mcphttp.NewHandler(srv, hopts)
 	hs := ho.server(h, lg)
+	h.CountConnections(hs) // --max-connections
 	url, access := describe(ep, ln, tls, ho)
 	fmt.Fprintf(e.stderr, "serving MCP on %s (%s)\n", url, access)
 	lg.Info().Str("url", url).Str("access", access).Msg("serving over HTTP")
