@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // methodFlags say how a method is routed.
@@ -253,8 +255,8 @@ func (ss *Session) initialize(_ context.Context, _ *request, p *initializeParams
 	ss.client.Store(&p.ClientInfo)
 	ss.elicitation.Store(shapeOf(v) >= shapeStructured && canElicitForm(p.Capabilities))
 	ev := ss.log.Info().Str("requested", requested).Str("protocol_version", v)
-	// The client's strings are the client's: logged short and valid.
-	ev = ev.Str("client", logSafe(p.ClientInfo.Name)).Str("client_version", logSafe(p.ClientInfo.Version))
+	// The client's strings are the client's: logged short, valid and on one line.
+	ev = ev.Str("client", safetext.Field(p.ClientInfo.Name, maxLogged)).Str("client_version", safetext.Field(p.ClientInfo.Version, maxLogged))
 	ev.Msg("initialize")
 	return &initializeResult{
 		ProtocolVersion: v,
