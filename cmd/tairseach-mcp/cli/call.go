@@ -165,7 +165,7 @@ func resolveTool(snap *registry.Snapshot, prefix, typed string) (string, error) 
 	return resolveName("tool", prefix, typed, served, func() error {
 		for _, u := range snap.Unserved {
 			if u.Name == typed || u.Tool == typed {
-				return fmt.Errorf("%s (%s in %s) is not served: %s", printable(typed), u.Path, printable(u.File), u.Reason)
+				return fmt.Errorf("%s (%s in %s) is not served: %s", safetext.Line(typed), u.Path, safetext.Line(u.File), u.Reason)
 			}
 		}
 		return nil
