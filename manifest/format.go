@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // maxFormatLength is the longest string, in bytes, that each format's
@@ -50,29 +50,17 @@ func checkFormat(f string, v any) string {
 		return ""
 	}
 	if limit, ok := maxFormatLength[f]; ok && len(s) > limit {
-		return fmt.Sprintf("%s is %d bytes long, longer than the %d bytes that are checked as %q", preview(s), len(s), limit, f)
+		return fmt.Sprintf("%s is %d bytes long, longer than the %d bytes that are checked as %q", safetext.Quote(s, previewLength), len(s), limit, f)
 	}
 	if !jsonschema.Formats[f](v) {
-		return fmt.Sprintf("%s is not valid %q", preview(s), f)
+		return fmt.Sprintf("%s is not valid %q", safetext.Quote(s, previewLength), f)
 	}
 	return ""
 }
 
-// previewLength bounds the part of a value that a message quotes.
+// previewLength bounds the part of a value that a message quotes
+// (safetext.Quote).
 const previewLength = 40
-
-// preview quotes s, shortened to its first previewLength bytes at a
-// character's boundary, with "…" for the rest.
-func preview(s string) string {
-	if len(s) <= previewLength {
-		return strconv.Quote(s)
-	}
-	n := previewLength
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return strconv.Quote(s[:n]) + "…"
-}
 
 // maxPatternLength is the longest pattern, in bytes, that a schema may
 // have, in pattern or as a name in patternProperties: compiling a schema,

@@ -3,6 +3,8 @@ package manifest
 import (
 	"strings"
 	"testing"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // Formats are checked as the schema library checks them, within a length
@@ -38,7 +40,7 @@ func TestFormatsAreCheckedWithinTheirLengths(t *testing.T) {
 		{"uuid", "f81d4fae-7dec-11d0-a765-00a0c91e6bf6", ""},
 		{"an unknown format", "anything", ""},
 	} {
-		t.Run(tc.format+" "+preview(tc.value), func(t *testing.T) {
+		t.Run(tc.format+" "+safetext.Quote(tc.value, previewLength), func(t *testing.T) {
 			s := mustCompile(t, `{"type":"object","properties":{"v":{"type":"string","format":"`+tc.format+`"}}}`)
 			vs, err := s.Check(t.Context(), Limits{Size: 16 << 20}.Decoder(), []byte(`{"v":"`+tc.value+`"}`))
 			if err != nil {

@@ -2,8 +2,6 @@ package protocol
 
 import (
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -62,16 +60,5 @@ func (ss *Session) sendLog(out Sink, level LogLevel, logger string, data any) {
 	ss.notify(out, encodeNotification("notifications/message", &logParams{Level: level.String(), Logger: logger, Data: d}), nil)
 }
 
-// logSafe returns a client-supplied string fit for a log line: valid
-// UTF-8, and at most 200 bytes.
-func logSafe(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= 200 {
-		return s
-	}
-	n := 200
-	for !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// maxLogged bounds, in bytes, a client's string in a field of a log line.
+const maxLogged = 200

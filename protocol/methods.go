@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // methodFlags say how a method is routed.
@@ -254,8 +256,8 @@ func (ss *Session) initialize(_ context.Context, _ *request, p *initializeParams
 	caps := capsOf(p.Capabilities)
 	ss.caps.Store(&caps)
 	ev := ss.log.Info().Str("requested", requested).Str("protocol_version", v)
-	// The client's strings are the client's: logged short and valid.
-	ev = ev.Str("client", logSafe(p.ClientInfo.Name)).Str("client_version", logSafe(p.ClientInfo.Version))
+	// The client's strings are the client's: logged short, valid and on one line.
+	ev = ev.Str("client", safetext.Field(p.ClientInfo.Name, maxLogged)).Str("client_version", safetext.Field(p.ClientInfo.Version, maxLogged))
 	ev.Msg("initialize")
 	return &initializeResult{
 		ProtocolVersion: v,

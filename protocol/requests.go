@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // clientReply is the client's response to a request of the server's.
@@ -72,7 +74,7 @@ func (ss *Session) routeReply(id jsontext.Value, reply clientReply) {
 	delete(ss.pending, string(id))
 	ss.mu.Unlock()
 	if !ok {
-		ss.log.Debug().Str("id", logSafe(string(id))).Msg("ignoring a response to no request of ours")
+		ss.log.Debug().Str("id", safetext.Field(string(id), maxLogged)).Msg("ignoring a response to no request of ours")
 		return
 	}
 	replies <- reply // buffered: the waiter may be gone

@@ -637,6 +637,34 @@ func TestInitializeLogsTheClientSafely(t *testing.T) {
 	})
 }
 
+// The client's name and version are logged as fields of one line, as the
+// audit log records them: its controls, bidi formatting characters and
+// line separators replaced.
+func TestInitializeLogsTheClientOnOneLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs strings.Builder
+		srv := newTestServer(nil)
+		log := zerolog.New(&logs)
+		srv.Logger = &log
+		s := startSession(t, t.Context(), srv, Version20251125)
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"evil\u001b]0;title\u0007\u202e\u2028x","version":"1\n2"}}}`)
+		s.close()
+		var line struct {
+			Message       string `json:"message"`
+			Client        string `json:"client"`
+			ClientVersion string `json:"client_version"`
+		}
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if json.Unmarshal([]byte(l), &line) == nil && line.Message == "initialize" {
+				break
+			}
+		}
+		if line.Client != "evil\uFFFD]0;title\uFFFD\uFFFD\uFFFDx" || line.ClientVersion != "1\uFFFD2" {
+			t.Errorf("logged client %q, version %q", line.Client, line.ClientVersion)
+		}
+	})
+}
+
 // A handler's panic is answered as an internal error and logged once, with
 // its stack, not again as a failed request.
 func TestAPanicIsLoggedOnce(t *testing.T) {

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -204,17 +204,17 @@ func describeViolations(vs []manifest.Violation, root string) string {
 			fmt.Fprintf(&b, "- … and %d more\n", len(vs)-i)
 			break
 		}
-		fmt.Fprintf(&b, "- %s: %s\n", truncate(violationPath(v, root), maxViolationText), truncate(v.Message, maxViolationText))
+		fmt.Fprintf(&b, "- %s: %s\n", safetext.Cut(violationPath(v, root), maxViolationText), safetext.Cut(v.Message, maxViolationText))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// violationsForLog names each violation by path and keyword only: the
-// values are user data and may be huge.
+// violationsForLog names each violation by path and keyword only, each
+// path a field of a log line: the values are user data and may be huge.
 func violationsForLog(vs []manifest.Violation, root string) []string {
 	out := make([]string, 0, min(len(vs), maxReportedViolations))
 	for _, v := range vs[:min(len(vs), maxReportedViolations)] {
-		out = append(out, truncate(violationPath(v, root), maxViolationText)+" ("+v.Keyword+")")
+		out = append(out, safetext.Field(violationPath(v, root), maxViolationText)+" ("+v.Keyword+")")
 	}
 	return out
 }
@@ -228,17 +228,6 @@ func violationPath(v manifest.Violation, root string) string {
 	default:
 		return root + "." + path
 	}
-}
-
-// truncate shortens s to at most n bytes, at a character boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // stopped maps a call whose context ended before the backend was called.
@@ -292,7 +281,7 @@ func (r *Registry) backendFailure(ctx context.Context, call *protocol.Call, kind
 	case errors.As(err, &rpcErr):
 		msg := fmt.Sprintf("The backend returned error %d for %s: %s", rpcErr.Code, method, rpcErr.Message)
 		if d := bytes.TrimSpace(rpcErr.Data); len(d) > 0 && string(d) != "null" {
-			msg += "\nDetails: " + truncate(string(d), maxDetails)
+			msg += "\nDetails: " + safetext.Cut(string(d), maxDetails)
 		}
 		return msg, outcomeBackendError
 	case errors.Is(ctx.Err(), context.Canceled):

@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/registry/audit"
 )
 
@@ -143,16 +142,18 @@ func (r *Registry) unaskedOnce(e *Entry) {
 
 // Bounds of a question's text.
 const (
-	maxShownValue = 200  // runes of one value
+	maxShownName  = 60   // bytes of one argument's name
+	maxShownValue = 200  // bytes of one value
 	maxShownArgs  = 6    // arguments summed up without a template
-	maxQuestion   = 2000 // bytes of the whole question
+	maxQuestion   = 2000 // bytes of the whole question, before the mark of a cut
 )
 
 // question is what the user is asked before e runs with args: the
 // manifest's template, with its placeholders filled from the arguments,
-// or the tool's name, title and a summary of the arguments. Values are
-// shortened, control characters escaped, and secrets (by name or schema)
-// masked: the question is shown on a screen.
+// or the tool's name, title and a summary of the arguments. The question
+// keeps its lines; each name and value is shortened and shown on one line
+// (safetext.Line), and secrets (by name or schema) are masked: the
+// question is shown on a screen.
 func (r *Registry) question(e *Entry, args jsontext.Value) protocol.Question {
 	shown := shownArgs(e.Tool.InputSchema, args)
 	var msg string
@@ -178,11 +179,11 @@ func (r *Registry) question(e *Entry, args jsontext.Value) protocol.Question {
 				fmt.Fprintf(&b, "\n… and %d more", len(shown.order)-i)
 				break
 			}
-			fmt.Fprintf(&b, "\n%s: %s", escapeShown(name, 60), shown.values[name])
+			fmt.Fprintf(&b, "\n%s: %s", safetext.Line(safetext.Cut(name, maxShownName)), shown.values[name])
 		}
 		msg = b.String()
 	}
-	return protocol.Question{Message: audit.Clean(msg, maxQuestion)}
+	return protocol.Question{Message: safetext.Cut(safetext.Text(msg), maxQuestion)}
 }
 
 // shown are the top-level arguments as a question shows them.
@@ -192,8 +193,8 @@ type shown struct {
 }
 
 // shownArgs renders each top-level argument for a person: strings as
-// they are, anything else as JSON, each cut to maxShownValue characters;
-// secrets masked.
+// they are, anything else as JSON, each cut to maxShownValue bytes and
+// shown on one line; secrets masked.
 func shownArgs(schema, args jsontext.Value) shown {
 	s := shown{values: map[string]string{}}
 	redacted, _ := audit.Values(schema, args) // secrets masked, strings cut; nil when too large
@@ -235,29 +236,7 @@ func shownArgs(schema, args jsontext.Value) shown {
 		} else {
 			text = string(m.v)
 		}
-		s.order, s.values[m.name] = append(s.order, m.name), escapeShown(text, maxShownValue)
+		s.order, s.values[m.name] = append(s.order, m.name), safetext.Line(safetext.Cut(text, maxShownValue))
 	}
 	return s
-}
-
-// escapeShown cuts s to max characters and escapes what would not show as
-// itself: control characters (a newline would start a line of its own in
-// the question) and bidirectional overrides.
-func escapeShown(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, c := range s {
-		if n == max {
-			b.WriteString("…")
-			break
-		}
-		n++
-		switch {
-		case c == utf8.RuneError, unicode.IsControl(c), unicode.Is(unicode.Bidi_Control, c):
-			fmt.Fprintf(&b, "\\u%04x", c)
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // outcomeNotFound is the outcome of a read of a URI, or a prompt, that
@@ -342,6 +343,6 @@ func textual(mime string) bool {
 	})
 }
 
-// logURI returns a client's URI fit for a log line and a message:
-// valid UTF-8, at most 200 bytes.
-func logURI(uri string) string { return truncate(strings.ToValidUTF8(uri, "\uFFFD"), 200) }
+// logURI returns a client's URI fit for a log line and a message: a field
+// of one line, at most 200 bytes.
+func logURI(uri string) string { return safetext.Field(uri, 200) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -60,5 +61,17 @@ func TestALongBackendErrorIsCutBetweenCharacters(t *testing.T) {
 				t.Errorf("the backend's error data was changed to %q", tt.err.Data)
 			}
 		})
+	}
+}
+
+// What a client or a backend named is logged as a field of one line:
+// controls, bidi formatting characters and line separators replaced.
+func TestTheLogNamesAClientsTextOnOneLine(t *testing.T) {
+	if got, want := logURI("notes://a\x1b[2J\u202e\nb\u2028\xff"), "notes://a\uFFFD[2J\uFFFD\uFFFDb\uFFFD\uFFFD"; got != want {
+		t.Errorf("logURI = %q, want %q", got, want)
+	}
+	vs := violationsForLog([]manifest.Violation{{Pointer: "/a\x1b[2J\u202eb", Keyword: "type"}}, "result")
+	if len(vs) != 1 || strings.ContainsAny(vs[0], "\x1b\u202e") || !strings.HasSuffix(vs[0], "b (type)") {
+		t.Errorf("violations logged as %q", vs)
 	}
 }

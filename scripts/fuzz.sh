@@ -13,6 +13,7 @@ targets=(
 	"./protocol FuzzServe"
 	"./protocol FuzzDecodeMessage"
 	"./protocol FuzzIDFromPrefix"
+	"./protocol/safetext FuzzPolicy"
 	"./manifest FuzzParse"
 	"./manifest FuzzDecodeValue"
 	"./registry FuzzClientName"

@@ -128,17 +128,17 @@ func TestTheUserIsAskedBeforeADestructiveCall(t *testing.T) {
 					}
 				})
 			}
-			t.Run("a tool without a question of its own names itself and its arguments, secrets masked", func(t *testing.T) {
+			t.Run("a tool without a question of its own names itself and its arguments, a line each, secrets masked", func(t *testing.T) {
 				h := &answering{answer: yesAnswer}
 				cs := connectSDKWith(t, bridgeCmd(dir, be.Path), version, &mcp.ClientOptions{ElicitationHandler: h.handle})
 				if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_notes_purge",
-					Arguments: map[string]any{"folder": "inbox\nrm -rf", "api_key": "sk-123"}}); err != nil {
+					Arguments: map[string]any{"folder": "inbox\nrm -rf", "api_key": "sk-123", "label": "\x1b[31mred\u202e"}}); err != nil {
 					t.Fatal(err)
 				}
-				asked := h.asked()
-				if len(asked) != 1 || !strings.Contains(asked[0], "Allow notes.purge (tairseach_notes_purge) to run?") ||
-					!strings.Contains(asked[0], `folder: inbox\u000arm -rf`) || strings.Contains(asked[0], "sk-123") {
-					t.Errorf("asked %q", asked)
+				// The arguments come in the order the SDK encodes them, by name.
+				want := "Allow notes.purge (tairseach_notes_purge) to run?\napi_key: ••••••\nfolder: inbox\\nrm -rf\nlabel: \\x1b[31mred\\u202e"
+				if asked := h.asked(); len(asked) != 1 || asked[0] != want {
+					t.Errorf("asked %q, want %q", asked, want)
 				}
 			})
 			t.Run("a tool that is not destructive is not asked about", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // checkHeaders checks a modern request before its session sees it: its
@@ -37,7 +38,7 @@ func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 		return &protocol.Error{Code: protocol.CodeInvalidParams,
 			Message: env.Method + `: _meta["io.modelcontextprotocol/protocolVersion"] is required in protocol ` + version}
 	case version != env.ProtocolVersion:
-		return headerMismatch("MCP-Protocol-Version header value %q does not match body value %q", cut(version), env.ProtocolVersion)
+		return headerMismatch("MCP-Protocol-Version header value %q does not match body value %q", safetext.Cut(version, maxShown), env.ProtocolVersion)
 	case env.MetaErr != nil:
 		return protocol.WireError(env.MetaErr)
 	}
@@ -45,7 +46,7 @@ func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 		if got == "" {
 			return headerMismatch("the Mcp-Method header is required")
 		}
-		return headerMismatch("Mcp-Method header value %q does not match body value %q", cut(got), cut(env.Method))
+		return headerMismatch("Mcp-Method header value %q does not match body value %q", safetext.Cut(got, maxShown), safetext.Cut(env.Method, maxShown))
 	}
 	switch env.Method {
 	case "tools/call", "resources/read", "prompts/get":
@@ -61,7 +62,7 @@ func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 		return headerMismatch("Mcp-Name header value: %v", err)
 	}
 	if name != env.Name {
-		return headerMismatch("Mcp-Name header value %q does not match body value %q", cut(name), cut(env.Name))
+		return headerMismatch("Mcp-Name header value %q does not match body value %q", safetext.Cut(name, maxShown), safetext.Cut(env.Name, maxShown))
 	}
 	return nil
 }
@@ -96,35 +97,23 @@ func decodeHeaderValue(v string) (string, error) {
 	}
 	if !ok {
 		if strings.Trim(v, " \t") != v {
-			return "", fmt.Errorf("%q starts or ends with white space: send such a value as %s…%s", cut(v), base64Prefix, base64Suffix)
+			return "", fmt.Errorf("%q starts or ends with white space: send such a value as %s…%s", safetext.Cut(v, maxShown), base64Prefix, base64Suffix)
 		}
 		return v, nil
 	}
 	b, err := base64.StdEncoding.Strict().DecodeString(enc)
 	if err != nil {
-		return "", fmt.Errorf("bad base64 in %q", cut(v))
+		return "", fmt.Errorf("bad base64 in %q", safetext.Cut(v, maxShown))
 	}
 	if !utf8.Valid(b) {
-		return "", fmt.Errorf("%q is not UTF-8 in base64", cut(v))
+		return "", fmt.Errorf("%q is not UTF-8 in base64", safetext.Cut(v, maxShown))
 	}
 	return string(b), nil
 }
 
-// maxShown is the most bytes of a value a message quotes.
+// maxShown is the most bytes of a value a message quotes (safetext.Cut):
+// no message repeats a long value whole.
 const maxShown = 64
-
-// cut returns s, or its first maxShown bytes and an ellipsis when it is
-// longer: no message repeats a long value whole.
-func cut(s string) string {
-	if len(s) <= maxShown {
-		return s
-	}
-	i := maxShown
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
 
 // refuse answers a request the handler refuses before any session sees
 // it: status, and a JSON-RPC error without an id.

@@ -46,14 +46,3 @@ func TestHeaderValuesDecode(t *testing.T) {
 		})
 	}
 }
-
-func TestCutKeepsWholeCharacters(t *testing.T) {
-	t.Parallel()
-	s := strings.Repeat("x", 62) + "世界"
-	if got, want := cut(s), strings.Repeat("x", 62)+"…"; got != want {
-		t.Errorf("cut = %q, want %q", got, want)
-	}
-	if got := cut("short"); got != "short" {
-		t.Errorf("cut(short) = %q", got)
-	}
-}

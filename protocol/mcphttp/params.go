@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // maxSafeInteger bounds the integers a header can mirror: those a
@@ -100,7 +101,7 @@ func checkParamHeader(header http.Header, p protocol.ParamHeader, args jsontext.
 		return headerMismatch("%s header value: %v", name, err)
 	}
 	if !v.matches(got) {
-		return headerMismatch("%s header value %q does not match body value %s at %s", name, cut(got), v, at)
+		return headerMismatch("%s header value %q does not match body value %s at %s", name, safetext.Cut(got, maxShown), v, at)
 	}
 	return nil
 }
@@ -135,9 +136,9 @@ func (v argValue) matches(got string) bool {
 // String returns v as a message shows it: a string quoted, cut if long.
 func (v argValue) String() string {
 	if v.raw.Kind() == '"' {
-		return strconv.Quote(cut(v.str))
+		return strconv.Quote(safetext.Cut(v.str, maxShown))
 	}
-	return cut(string(v.raw))
+	return safetext.Cut(string(v.raw), maxShown)
 }
 
 // member returns the value at path in v, as a part of v: the member

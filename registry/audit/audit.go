@@ -14,12 +14,11 @@ package audit
 
 import (
 	"bytes"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // Kinds of entry.
@@ -56,7 +55,7 @@ type Entry struct {
 	// ("token:3f9a0c1d2e4b5a6f"), else the session or the connection.
 	Principal string `json:"principal,omitzero"`
 	// Client and ClientVersion are what the client calls itself (its
-	// clientInfo), made safe: see Clean.
+	// clientInfo), made safe: see safetext.Field.
 	Client        string `json:"client,omitzero"`
 	ClientVersion string `json:"client_version,omitzero"`
 	// ProtocolVersion is the MCP version in force for the call.
@@ -135,7 +134,8 @@ const (
 	maxKey    = 64  // bytes of one argument name
 )
 
-// clean makes the entry's text safe; the client's strings are anyone's.
+// clean makes the entry's text safe, each string a field of a record
+// (safetext.Field); the client's strings are anyone's.
 func (e *Entry) clean() {
 	for _, f := range []struct {
 		s   *string
@@ -145,49 +145,20 @@ func (e *Entry) clean() {
 		{&e.ProtocolVersion, maxClient}, {&e.Name, maxName}, {&e.ManifestName, maxName}, {&e.Method, maxName},
 		{&e.Outcome, maxClient}, {&e.Confirmation, maxClient}, {&e.Answer, maxClient}, {&e.Refusal, maxClient},
 	} {
-		*f.s = Clean(*f.s, f.max)
+		*f.s = safetext.Field(*f.s, f.max)
 	}
 	if len(e.Found) > maxKeys {
 		e.Found = e.Found[:maxKeys]
 	}
 	for i, n := range e.Found {
-		e.Found[i] = Clean(n, maxName)
+		e.Found[i] = safetext.Field(n, maxName)
 	}
 	if len(e.ArgKeys) > maxKeys {
 		e.ArgKeys = e.ArgKeys[:maxKeys]
 	}
 	for i, k := range e.ArgKeys {
-		e.ArgKeys[i] = Clean(k, maxKey)
+		e.ArgKeys[i] = safetext.Field(k, maxKey)
 	}
-}
-
-// Clean returns s fit for the log and for a terminal that shows it: at
-// most max bytes (cut at a character, marked with …), valid UTF-8, and
-// with control and bidirectional formatting characters replaced by
-// U+FFFD. It costs O(max), however long s is.
-func Clean(s string, max int) string {
-	if len(s) <= max && utf8.ValidString(s) && !strings.ContainsFunc(s, unsafeRune) {
-		return s
-	}
-	b := make([]byte, 0, min(len(s), max))
-	for _, r := range s { // an invalid byte is utf8.RuneError
-		if unsafeRune(r) {
-			r = utf8.RuneError
-		}
-		if len(b)+utf8.RuneLen(r) > max {
-			for len(b) > max-len("…") {
-				_, n := utf8.DecodeLastRune(b)
-				b = b[:len(b)-n]
-			}
-			return string(b) + "…"
-		}
-		b = utf8.AppendRune(b, r)
-	}
-	return string(b)
-}
-
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // Keys returns the names of the top-level members of a JSON object, in
@@ -206,7 +177,7 @@ func Keys(args jsontext.Value) []string {
 		if err != nil {
 			break
 		}
-		keys = append(keys, Clean(name.String(), maxKey))
+		keys = append(keys, safetext.Field(name.String(), maxKey))
 		if dec.SkipValue() != nil {
 			break
 		}

@@ -10,28 +10,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestCleanMakesClientTextSafe(t *testing.T) {
+// An entry's text is made a field of a record, as safetext.Field makes
+// it: every unsafe character replaced by U+FFFD, bounded in bytes.
+func TestEntryCleanMakesClientTextSafe(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name, in string
-		max      int
-		want     string
-	}{
-		{"plain text is kept", "Claude Desktop", 128, "Claude Desktop"},
-		{"control characters are replaced", "evil\x1b[2Jclient\n\r\t", 128, "evil\uFFFD[2Jclient\uFFFD\uFFFD\uFFFD"},
-		{"bidirectional controls are replaced", "abc\u202edcba", 128, "abc\uFFFDdcba"},
-		{"invalid UTF-8 is replaced, byte by byte", "bad\xff\xfeend", 128, "bad\uFFFD\uFFFDend"},
-		{"long text is cut and marked", strings.Repeat("a", 300), 10, "aaaaaaa…"},
-		{"a cut never splits a character", "ééééé", 6, "é…"},
-		{"text at the bound is kept", "abcdef", 6, "abcdef"},
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain text is kept", "Claude Desktop", "Claude Desktop"},
+		{"control characters are replaced", "evil\x1b[2Jclient\n\r\t", "evil\uFFFD[2Jclient\uFFFD\uFFFD\uFFFD"},
+		{"bidirectional controls are replaced", "abc\u202edcba", "abc\uFFFDdcba"},
+		{"line and paragraph separators are replaced", "a\u2028b\u2029c", "a\uFFFDb\uFFFDc"},
+		{"invalid UTF-8 is replaced, byte by byte", "bad\xff\xfeend", "bad\uFFFD\uFFFDend"},
+		{"long text is cut and marked within the bound", strings.Repeat("é", 100), strings.Repeat("é", 62) + "…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Clean(tc.in, tc.max)
-			if got != tc.want {
-				t.Errorf("Clean(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+			e := &Entry{Client: tc.in, Found: []string{tc.in}, ArgKeys: []string{tc.in}}
+			e.clean()
+			if e.Client != tc.want {
+				t.Errorf("client %q, want %q", e.Client, tc.want)
 			}
-			if len(got) > tc.max || !utf8.ValidString(got) {
-				t.Errorf("Clean(%q) = %q: %d bytes (max %d), valid UTF-8 %v", tc.in, got, len(got), tc.max, utf8.ValidString(got))
+			for _, s := range []string{e.Found[0], e.ArgKeys[0]} {
+				if !utf8.ValidString(s) || strings.ContainsAny(s, "\x1b\n\u202e\u2028") {
+					t.Errorf("a name kept as %q", s)
+				}
 			}
 		})
 	}

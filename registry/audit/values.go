@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // Redacted replaces a secret value.
@@ -97,7 +99,7 @@ func (r *redactor) copy(dec *jsontext.Decoder, enc *jsontext.Encoder, schemas []
 		}
 		s := tok.String()
 		if len(s) > maxString {
-			s, r.cut = Clean(s, maxString), true
+			s, r.cut = safetext.Field(s, maxString), true
 		}
 		return enc.WriteToken(jsontext.String(s))
 	}

@@ -117,8 +117,8 @@ func randomHex(n int) string {
 
 // Record queues e to be written and returns at once; when the queue is
 // full, e is dropped and counted. It sets e's ID and PID, the current
-// time when e has none, and makes e's text safe (see Clean). The Writer
-// owns e afterwards. Entries recorded after Close are lost.
+// time when e has none, and makes e's text safe (see safetext.Field).
+// The Writer owns e afterwards. Entries recorded after Close are lost.
 func (w *Writer) Record(e *Entry) {
 	e.ID, e.PID = w.nextID(), w.pid
 	if e.Time == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/registry"
 )
 
@@ -164,7 +165,7 @@ func resolveTool(snap *registry.Snapshot, prefix, typed string) (string, error) 
 	return resolveName("tool", prefix, typed, served, func() error {
 		for _, u := range snap.Unserved {
 			if u.Name == typed || u.Tool == typed {
-				return fmt.Errorf("%s (%s in %s) is not served: %s", printable(typed), u.Path, printable(u.File), u.Reason)
+				return fmt.Errorf("%s (%s in %s) is not served: %s", safetext.Line(typed), u.Path, safetext.Line(u.File), u.Reason)
 			}
 		}
 		return nil
@@ -235,7 +236,7 @@ func askOnTerminal(e *env, yes, stdinUsed bool) protocol.Asker {
 		if stdinUsed || !isTerminal(e.stdin) {
 			return protocol.Answer{}, errors.New("nobody at a terminal to ask; pass --yes to allow it from a script")
 		}
-		fmt.Fprintf(e.stderr, "%s [y/N] ", printable(q.Message))
+		fmt.Fprintf(e.stderr, "%s [y/N] ", safetext.Text(q.Message))
 		answer := make(chan string, 1)
 		go func() { // ends at the person's answer, or with the process
 			line, _ := bufio.NewReader(e.stdin).ReadString('\n')

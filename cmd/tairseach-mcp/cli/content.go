@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/registry"
 )
 
@@ -75,20 +76,20 @@ func runResources(e *env, opts *options, asJSON bool) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "URI\tNAME\tFROM\tFILE")
 	for _, en := range snap.Resources {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(en.Resource.URI), printable(en.Resource.Name), printable(source(en.Resource)), printable(en.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(en.Resource.URI), safetext.Line(en.Resource.Name), safetext.Line(source(en.Resource)), safetext.Line(en.File))
 	}
 	for _, en := range snap.Templates {
 		from := "method " + en.Template.Method
 		if len(en.Complete) > 0 {
 			from += fmt.Sprintf(" (completes %s)", strings.Join(slices.Sorted(maps.Keys(en.Complete)), ", "))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(en.Template.URITemplate), printable(en.Template.Name), printable(from), printable(en.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Line(en.Template.URITemplate), safetext.Line(en.Template.Name), safetext.Line(from), safetext.Line(en.File))
 	}
 	if err := printUnserved(tw, snap, "resource", "resourceTemplate"); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "%s and %s from %s%s\n", plural(len(snap.Resources), "resource"), plural(len(snap.Templates), "template"),
-		printable(joinPaths(opts.manifests)), errorsNote(snap))
+		safetext.Line(joinPaths(opts.manifests)), errorsNote(snap))
 	return nil
 }
 
@@ -177,12 +178,12 @@ func runPrompts(e *env, opts *options, asJSON bool) error {
 			}
 			args = append(args, a.Name)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Name, printable(strings.Join(args, " ")), printable(en.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Name, safetext.Line(strings.Join(args, " ")), safetext.Line(en.File))
 	}
 	if err := printUnserved(tw, snap, "prompt"); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "%s from %s%s\n", plural(len(snap.Prompts), "prompt"), printable(joinPaths(opts.manifests)), errorsNote(snap))
+	fmt.Fprintf(e.stderr, "%s from %s%s\n", plural(len(snap.Prompts), "prompt"), safetext.Line(joinPaths(opts.manifests)), errorsNote(snap))
 	return nil
 }
 
@@ -201,7 +202,7 @@ func printUnserved(tw *tabwriter.Writer, snap *registry.Snapshot, kinds ...strin
 			fmt.Fprintln(tw, "\nNOT SERVED\tWHY\tFILE")
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(u.ManifestName), printable(u.Reason), printable(u.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", safetext.Line(u.ManifestName), safetext.Line(u.Reason), safetext.Line(u.File))
 	}
 	return tw.Flush()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/registry"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
@@ -93,7 +94,7 @@ func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) erro
 	rs = append(rs, checkAudit(opts.audit), checkSession(tr))
 	failed := false
 	for i, r := range rs {
-		rs[i].Message, rs[i].Fix = printable(r.Message), printable(r.Fix)
+		rs[i].Message, rs[i].Fix = safetext.Line(r.Message), safetext.Line(r.Fix)
 		failed = failed || r.Status == statusFail
 	}
 	if d.asJSON {

@@ -9,12 +9,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // session is what the purity check sends, as a client would: the legacy
@@ -97,6 +98,9 @@ func (tr transcript) response(method string) []byte {
 	return nil
 }
 
+// maxQuoted bounds, in bytes, the part of a line a result quotes.
+const maxQuoted = 80
+
 // checkSession checks that every line the bridge wrote on stdout is one
 // JSON-RPC 2.0 message, and that each request got exactly one response.
 func checkSession(tr transcript) result {
@@ -133,14 +137,14 @@ func checkSession(tr transcript) result {
 			return r.fail(fmt.Sprintf("%s was answered with error %d: %s", methods[id], m.Error.Code, m.Error.Message), "run with --log-level debug to see why")
 		}
 		if problem != "" {
-			return r.fail(fmt.Sprintf("line %d %s: %s", n, problem, excerpt(line)), bug)
+			return r.fail(fmt.Sprintf("line %d %s: %s", n, problem, safetext.Quote(strings.TrimSuffix(string(line), "\n"), maxQuoted)), bug)
 		}
 		answered[id] = true
 	}
 	if tr.err != nil {
 		msg := fmt.Sprintf("the bridge (%s) ended with: %v", tr.cmdline, tr.err)
 		if lines := bytes.Split(bytes.TrimSpace(tr.stderr), []byte("\n")); len(lines[len(lines)-1]) > 0 {
-			msg += "; its last log line: " + excerpt(lines[len(lines)-1])
+			msg += "; its last log line: " + safetext.Quote(string(lines[len(lines)-1]), maxQuoted)
 		}
 		return r.fail(msg, "run that command by hand to see what it says")
 	}
@@ -150,13 +154,4 @@ func checkSession(tr transcript) result {
 		}
 	}
 	return r.ok(fmt.Sprintf("%s, each one JSON-RPC message; %s answered once each (legacy 2025-11-25 and modern 2026-07-28)", plural(n, "line"), plural(len(methods), "request")))
-}
-
-// excerpt quotes the start of a line.
-func excerpt(b []byte) string {
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	if len(b) > 80 {
-		return strconv.Quote(string(b[:80])) + "…"
-	}
-	return strconv.Quote(string(b))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/registry"
 )
 
@@ -58,7 +59,7 @@ func runRead(ctx context.Context, e *env, opts *options, uri string, asJSON bool
 	for _, c := range res.Contents {
 		if c.Blob != nil {
 			if isTerminal(e.stdout) {
-				fmt.Fprintf(e.stderr, "%s: %s of %s; redirect stdout to write them to a file, or use --json\n", printable(c.URI), plural(len(c.Blob), "byte"), printable(c.MIMEType))
+				fmt.Fprintf(e.stderr, "%s: %s of %s; redirect stdout to write them to a file, or use --json\n", safetext.Line(c.URI), plural(len(c.Blob), "byte"), safetext.Line(c.MIMEType))
 				continue
 			}
 			if _, err := e.stdout.Write(c.Blob); err != nil {
@@ -73,7 +74,7 @@ func runRead(ctx context.Context, e *env, opts *options, uri string, asJSON bool
 		if c.MIMEType == "application/json" {
 			text = prettyJSON(text)
 		}
-		fmt.Fprintln(e.stdout, printableText(text))
+		fmt.Fprintln(e.stdout, safetext.Text(text))
 	}
 	return nil
 }
@@ -81,7 +82,7 @@ func runRead(ctx context.Context, e *env, opts *options, uri string, asJSON bool
 // failed reports, on stderr, the error a client would have been sent,
 // which may span lines, and ends the command with status 1.
 func failed(e *env, msg string) error {
-	fmt.Fprintln(e.stderr, printableText(msg))
+	fmt.Fprintln(e.stderr, safetext.Text(msg))
 	return exitStatus(exitError)
 }
 
@@ -146,18 +147,18 @@ func runPrompt(ctx context.Context, e *env, opts *options, name string, args []s
 			fmt.Fprintln(e.stdout)
 		}
 		if c := m.Resource; c != nil {
-			fmt.Fprintf(e.stdout, "%s: [resource %s, %s]\n", m.Role, printable(c.URI), printable(c.MIMEType))
+			fmt.Fprintf(e.stdout, "%s: [resource %s, %s]\n", m.Role, safetext.Line(c.URI), safetext.Line(c.MIMEType))
 			switch {
 			case c.Blob != nil:
 				fmt.Fprintf(e.stdout, "(%s)\n", plural(len(c.Blob), "byte"))
 			case c.TextBytes != nil:
-				fmt.Fprintln(e.stdout, printableText(string(c.TextBytes)))
+				fmt.Fprintln(e.stdout, safetext.Text(string(c.TextBytes)))
 			default:
-				fmt.Fprintln(e.stdout, printableText(c.Text))
+				fmt.Fprintln(e.stdout, safetext.Text(c.Text))
 			}
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s: %s\n", m.Role, printableText(m.Text))
+		fmt.Fprintf(e.stdout, "%s: %s\n", m.Role, safetext.Text(m.Text))
 	}
 	return nil
 }
@@ -204,7 +205,7 @@ func resolvePrompt(snap *registry.Snapshot, prefix, typed string) (string, error
 	return resolveName("prompt", prefix, typed, served, func() error {
 		for _, u := range snap.UnservedContent {
 			if u.Kind == "prompt" && (u.Name == typed || u.ManifestName == typed) {
-				return fmt.Errorf("%s (%s in %s) is not served: %s", printable(typed), u.Path, printable(u.File), u.Reason)
+				return fmt.Errorf("%s (%s in %s) is not served: %s", safetext.Line(typed), u.Path, safetext.Line(u.File), u.Reason)
 			}
 		}
 		return nil
@@ -226,18 +227,4 @@ func contentRegistry(e *env, opts *options) (reg *registry.Registry, done func()
 	backend := newBackend(opts, &log)
 	rec, closeAudit := openAudit(opts.audit, &log)
 	return newRegistry(opts, backend, &log, nil, rec), func() { closeAudit(); backend.Close(); flushLog() }, nil
-}
-
-// printableText is printable for text meant to be read whole: line
-// breaks and tabs are kept.
-func printableText(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		parts := strings.Split(l, "\t")
-		for j, p := range parts {
-			parts[j] = printable(p)
-		}
-		lines[i] = strings.Join(parts, "\t")
-	}
-	return strings.Join(lines, "\n")
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // Exit statuses.
@@ -70,7 +72,7 @@ func run(ctx context.Context, e *env, args []string) int {
 	if errors.As(err, &status) {
 		return int(status)
 	}
-	fmt.Fprintf(e.stderr, "tairseach-mcp: %s\n", printable(err.Error()))
+	fmt.Fprintf(e.stderr, "tairseach-mcp: %s\n", safetext.Line(err.Error()))
 	var ue usageError
 	var ut unknownToolError
 	switch {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/registry/audit"
 )
 
@@ -123,7 +124,7 @@ func printStats(w io.Writer, s *audit.Summary, loc *time.Location, bars bool) {
 	if n := len(s.Files) - 1; n > 0 {
 		rotated = fmt.Sprintf(" (and %s)", plural(n, "rotated file"))
 	}
-	fmt.Fprintf(w, "%s%s\n", printable(s.Files[len(s.Files)-1]), rotated)
+	fmt.Fprintf(w, "%s%s\n", safetext.Line(s.Files[len(s.Files)-1]), rotated)
 	if s.Calls == 0 {
 		fmt.Fprintln(w, "No calls recorded.")
 	} else {
@@ -135,7 +136,7 @@ func printStats(w io.Writer, s *audit.Summary, loc *time.Location, bars bool) {
 	if c := s.Confirmations; c.Asked > 0 {
 		var answers []string
 		for _, a := range slices.Sorted(maps.Keys(c.Answers)) {
-			answers = append(answers, fmt.Sprintf("%d %s", c.Answers[a], printable(a)))
+			answers = append(answers, fmt.Sprintf("%d %s", c.Answers[a], safetext.Line(a)))
 		}
 		fmt.Fprintf(w, "\nConfirmations asked: %d (%s)\n", c.Asked, strings.Join(answers, ", "))
 	}
@@ -143,7 +144,7 @@ func printStats(w io.Writer, s *audit.Summary, loc *time.Location, bars bool) {
 		n, why := 0, []string(nil)
 		for _, r := range slices.Sorted(maps.Keys(c.Refusals)) {
 			n += c.Refusals[r]
-			why = append(why, fmt.Sprintf("%d %s", c.Refusals[r], printable(r)))
+			why = append(why, fmt.Sprintf("%d %s", c.Refusals[r], safetext.Line(r)))
 		}
 		fmt.Fprintf(w, "Answers to confirmations refused unread: %d (%s)\n", n, strings.Join(why, ", "))
 	}
@@ -188,7 +189,7 @@ func printRows(w io.Writer, title string, rows []audit.Row, loc *time.Location, 
 		for _, e := range r.Errors {
 			errs += e.Count
 		}
-		cells := []string{printable(name), strconv.Itoa(r.Calls), strconv.Itoa(errs), duration(r.P50), duration(r.P95), duration(r.Max),
+		cells := []string{safetext.Line(name), strconv.Itoa(r.Calls), strconv.Itoa(errs), duration(r.P50), duration(r.P95), duration(r.Max),
 			byteSize(r.BytesIn), byteSize(r.BytesOut), localTime(r.LastUse, loc), errorKinds(r)}
 		if bars {
 			cells = slices.Insert(cells, 2, drawBar(r.Calls, rows[0].Calls, 12))
@@ -206,7 +207,7 @@ func printRows(w io.Writer, title string, rows []audit.Row, loc *time.Location, 
 func errorKinds(r audit.Row) string {
 	var kinds []string
 	for _, e := range r.Errors {
-		k := fmt.Sprintf("%d %s", e.Count, printable(e.Outcome))
+		k := fmt.Sprintf("%d %s", e.Count, safetext.Line(e.Outcome))
 		if e.Code != nil {
 			k += fmt.Sprintf(" (%d)", *e.Code)
 		}
@@ -242,7 +243,7 @@ func duration(ms float64) string {
 func localTime(ts string, loc *time.Location) string {
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
-		return printable(ts)
+		return safetext.Line(ts)
 	}
 	return t.In(loc).Format("2006-01-02 15:04")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/registry"
 )
 
@@ -88,7 +89,7 @@ func runTools(e *env, opts *options, snap *registry.Snapshot, asJSON bool) error
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tMETHOD\tASKS FIRST\tFILE")
 	for _, en := range snap.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", en.Name, printable(en.Method), asksFirst(en.Confirm), printable(en.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", en.Name, safetext.Line(en.Method), asksFirst(en.Confirm), safetext.Line(en.File))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -96,14 +97,14 @@ func runTools(e *env, opts *options, snap *registry.Snapshot, asJSON bool) error
 	if len(snap.Unserved) > 0 {
 		fmt.Fprintln(tw, "\nNOT SERVED\tWHY\tFILE")
 		for _, u := range snap.Unserved {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(u.Tool), printable(u.Reason), printable(u.File))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", safetext.Line(u.Tool), safetext.Line(u.Reason), safetext.Line(u.File))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	errs, _ := countProblems(snap.Problems)
-	fmt.Fprintf(e.stderr, "%s from %s", plural(len(snap.Entries), "tool"), printable(joinPaths(opts.manifests)))
+	fmt.Fprintf(e.stderr, "%s from %s", plural(len(snap.Entries), "tool"), safetext.Line(joinPaths(opts.manifests)))
 	if errs > 0 {
 		fmt.Fprintf(e.stderr, "; %s in the manifests, see 'tairseach-mcp validate'", plural(errs, "error"))
 	}
@@ -123,7 +124,7 @@ func asksFirst(r *registry.ConfirmReason) string {
 	case "manifest":
 		return "yes: manifest's confirm"
 	case "pattern":
-		return fmt.Sprintf("yes: --confirm %s", printable(r.Pattern))
+		return fmt.Sprintf("yes: --confirm %s", safetext.Line(r.Pattern))
 	}
 	return "yes: --confirm all"
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 	"github.com/tairseach/tairseach-mcp/registry"
 )
 
@@ -122,10 +123,10 @@ func runValidate(e *env, opts *options, dirs []string, asJSON, strict, verbose b
 
 func printValidate(e *env, rep *validateReport, verbose bool) {
 	info := func(file, path, msg string) {
-		fmt.Fprintln(e.stdout, printable(file+":"+path+": info: "+msg))
+		fmt.Fprintln(e.stdout, safetext.Line(file+":"+path+": info: "+msg))
 	}
 	for _, p := range rep.Problems {
-		fmt.Fprintln(e.stdout, printable(p.String()))
+		fmt.Fprintln(e.stdout, safetext.Line(p.String()))
 	}
 	filtered, filteredContent := 0, 0
 	for _, u := range rep.Unserved {
