@@ -186,11 +186,11 @@ func (c *Call) askInResult(ctx context.Context, name, method string, params json
 	c.mu.Lock()
 	if a, ok := c.answers[name]; ok {
 		delete(c.answers, name)
-		c.mu.Unlock()
-		if err := checkAnswer(method, a); err != nil {
-			return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("the client's answer to %s: %v", name, err)}
+		if checkAnswer(method, a) == nil {
+			c.mu.Unlock()
+			return a, nil
 		}
-		return a, nil
+		// Not the result the question asks for: no answer, asked again.
 	}
 	if c.asked == nil {
 		c.mu.Unlock()

@@ -35,7 +35,8 @@ type parked struct {
 	done   chan struct{}      // closed once the provider returned
 	res    any                // what it returned
 	err    error
-	hold   *hold // counts what the provider reads while no request has the call
+	hold   *hold    // counts what the provider reads while no request has the call
+	origin *Session // the session of the request that started it
 
 	owned bool // a request waits for it now; guarded by the server's mu
 }
@@ -105,12 +106,6 @@ func (ss *Session) runParked(ctx context.Context, rq *request, call *Call, in *i
 		}
 		if st.Park != "" {
 			pk = srv.takeParked(st.Park)
-		}
-		if pk != nil {
-			if err := pk.call.checkAnswers(answers); err != nil {
-				srv.releaseParked(pk)
-				return nil, nil, call, err
-			}
 		}
 		if err := srv.inputStates().spend(st); err != nil {
 			if pk != nil {
@@ -191,11 +186,16 @@ func (ss *Session) parkFor(pk *parked, key stateKey) *inputRequiredResult {
 }
 
 // decodeAnswers reads a request's inputResponses: an object whose members
-// are objects, or none.
+// are objects, or none. Whether each is the result its question asked
+// for is checked when it is delivered: one that is not is no answer, and
+// its question is asked again.
 func decodeAnswers(raw jsontext.Value) (map[string]jsontext.Value, error) {
 	answers := map[string]jsontext.Value{}
 	if raw == nil {
 		return answers, nil
+	}
+	if raw.Kind() != '{' {
+		return nil, fmt.Errorf(`%w: "inputResponses" must be an object of answers`, ErrInvalidParams)
 	}
 	if err := json.Unmarshal(raw, &answers); err != nil {
 		return nil, fmt.Errorf(`%w: "inputResponses" must be an object of answers: %s`, ErrInvalidParams, describe(err))
@@ -213,7 +213,7 @@ func decodeAnswers(raw jsontext.Value) (map[string]jsontext.Value, error) {
 func (s *Server) startParked(ctx context.Context, call *Call, answers map[string]jsontext.Value, run func(context.Context, *Call) (any, error)) *parked {
 	var id [16]byte
 	rand.Read(id[:])
-	pk := &parked{id: hex.EncodeToString(id[:]), call: call, done: make(chan struct{}), hold: s.total().newHold(), owned: true}
+	pk := &parked{id: hex.EncodeToString(id[:]), call: call, done: make(chan struct{}), hold: s.total().newHold(), owned: true, origin: call.attached().ss}
 	call.mu.Lock()
 	call.answers, call.asked, call.park = answers, make(chan struct{}, 1), pk
 	call.mu.Unlock()
@@ -246,6 +246,27 @@ func (s *Server) startParked(ctx context.Context, call *Call, answers map[string
 		}
 	}()
 	return pk
+}
+
+// CancelParked cancels every 2026-07-28 call parked for its client's
+// answers: their questions are answered "cancelled", and their providers
+// end. A transport calls it when it shuts down.
+func (s *Server) CancelParked() { s.cancelParked(nil) }
+
+// cancelParked cancels the parked calls that started in origin, or all
+// when origin is nil.
+func (s *Server) cancelParked(origin *Session) {
+	s.mu.Lock()
+	var pks []*parked
+	for _, pk := range s.parked {
+		if origin == nil || pk.origin == origin {
+			pks = append(pks, pk)
+		}
+	}
+	s.mu.Unlock()
+	for _, pk := range pks {
+		pk.cancel()
+	}
 }
 
 // takeParked returns the parked call id names, now owned by the caller,
@@ -331,32 +352,18 @@ func (c *Call) detach(h *hold) []*question {
 	return qs
 }
 
-// deliver answers the waiting questions that answers answer; the others
-// wait on. Answers to no question are ignored.
+// deliver answers the waiting questions that answers answer with the
+// result they asked for; the others wait on, and are asked again.
+// Answers to no question are ignored.
 func (c *Call) deliver(answers map[string]jsontext.Value) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for name, a := range answers {
-		if q := c.questions[name]; q != nil {
+		if q := c.questions[name]; q != nil && checkAnswer(q.method, a) == nil {
 			delete(c.questions, name)
 			q.answered <- a
 		}
 	}
-}
-
-// checkAnswers checks the answers to the call's waiting questions before
-// they are delivered.
-func (c *Call) checkAnswers(answers map[string]jsontext.Value) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for name, a := range answers {
-		if q := c.questions[name]; q != nil {
-			if err := checkAnswer(q.method, a); err != nil {
-				return fmt.Errorf("%w: \"inputResponses\": the answer to %q is %v", ErrInvalidParams, name, err)
-			}
-		}
-	}
-	return nil
 }
 
 // unanswered reports whether questions sent in an earlier round still

@@ -90,6 +90,9 @@ func serveStream(ctx context.Context, sess *Session, r io.Reader, out *outbox) e
 	// stopped reading keeps Serve from returning.
 	closed := make(chan struct{})
 	go func() { sess.Close(); close(closed) }() // ends when every call has returned
+	// A call this client parked for its answers can get them from no one
+	// else: it is cancelled.
+	srv.cancelParked(sess)
 	wait := func(done <-chan struct{}) bool {
 		if ctx.Err() == nil {
 			<-done

@@ -61,6 +61,8 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	for _, ps := range modern {
 		ps.Drain() // listen streams end with their final result
 	}
+	// Calls parked for answers no client will bring now end.
+	h.srv.CancelParked()
 	done := make(chan struct{})
 	go func() { h.active.Wait(); close(done) }() // ends when every request has been served
 	var err error

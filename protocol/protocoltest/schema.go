@@ -57,7 +57,9 @@ var resultDefs = map[string]string{
 // requestDefs name the schema definition of each request the server may
 // send the client.
 var requestDefs = map[string]string{
-	"elicitation/create": "ElicitRequest",
+	"elicitation/create":     "ElicitRequest",
+	"sampling/createMessage": "CreateMessageRequest",
+	"roots/list":             "ListRootsRequest",
 }
 
 // notificationDefs names the definition of each notification the bridge sends.
