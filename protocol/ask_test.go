@@ -370,8 +370,8 @@ func TestAProvidersProgressAndLogMessages(t *testing.T) {
 			var m struct {
 				Method string `json:"method"`
 				Params struct {
-					Progress float64 `json:"progress"`
-					Total    float64 `json:"total"`
+					Progress float64        `json:"progress"`
+					Total    float64        `json:"total"`
 					Data     jsontext.Value `json:"data"`
 				} `json:"params"`
 			}
