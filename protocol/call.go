@@ -335,6 +335,20 @@ func (c *Call) emitProgress(at attachment, p *progressParams) bool {
 	return false
 }
 
+// flushProgress sends the latest progress reported while the last was
+// queued, now: the provider is done, and the response follows it.
+func (c *Call) flushProgress() {
+	c.mu.Lock()
+	next := c.progressNext
+	c.progressNext = nil
+	at := c.at
+	c.mu.Unlock()
+	if next != nil && at.ss != nil {
+		next.ProgressToken = at.progress
+		at.ss.notifyThen(at.rq.out, encodeNotification("notifications/progress", next), func() {})
+	}
+}
+
 func (c *Call) progressWritten() {
 	c.mu.Lock()
 	next := c.progressNext

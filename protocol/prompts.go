@@ -183,9 +183,10 @@ func (ss *Session) getPrompt(ctx context.Context, rq *request, p *getPromptParam
 	}
 	args, _ := json.Marshal(p.Arguments, json.Deterministic(true))
 	key := stateKey{"prompts/get", *p.Name, args}
-	res, input, _, err := runAsking(ss, ctx, rq, &rq.flight.call, &p.inputParams, key, func(ctx context.Context, call *Call) (*GetPromptResult, error) {
+	res, input, ran, err := runAsking(ss, ctx, rq, &rq.flight.call, &p.inputParams, key, func(ctx context.Context, call *Call) (*GetPromptResult, error) {
 		return ss.srv.Prompts.GetPrompt(ctx, call, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments})
 	})
+	ran.flushProgress()
 	if input != nil {
 		return &getPromptResult{inputOr: inputOr{input}}, nil
 	}

@@ -236,9 +236,11 @@ func (ss *Session) readResource(ctx context.Context, rq *request, p *readParams)
 	err := fmt.Errorf("%w: %s", ErrResourceNotFound, *p.URI)
 	if ss.srv.Resources != nil {
 		key := stateKey{method: "resources/read", name: *p.URI}
-		res, input, _, err = runAsking(ss, ctx, rq, &rq.flight.call, &p.inputParams, key, func(ctx context.Context, call *Call) (*ReadResourceResult, error) {
+		var ran *Call
+		res, input, ran, err = runAsking(ss, ctx, rq, &rq.flight.call, &p.inputParams, key, func(ctx context.Context, call *Call) (*ReadResourceResult, error) {
 			return ss.srv.Resources.ReadResource(ctx, call, &ReadResourceRequest{URI: *p.URI})
 		})
+		ran.flushProgress()
 	}
 	if input != nil {
 		return &readResourceResult{inputOr: inputOr{input}}, nil

@@ -83,6 +83,7 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 	res, input, ran, err := runAsking(ss, ctx, rq, call, &p.inputParams, key, func(ctx context.Context, call *Call) (*CallToolResult, error) {
 		return ss.srv.Tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
 	})
+	ran.flushProgress()
 	if q := ran.pending(); q != nil {
 		// Whatever the provider returned: it was told to stop there.
 		ss.log.Debug().Str("tool", p.Name).Msg("tool call asks the user first")

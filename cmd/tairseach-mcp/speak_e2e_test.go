@@ -1,0 +1,230 @@
+//go:build unix
+
+package main
+
+// End-to-end tests of a backend that speaks during a call, and of one
+// that abuses it: the built binary, the Go SDK client, and a fake backend
+// that sends what a real one might.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
+)
+
+// speakManifest has a tool per way of speaking, and a plain echo.
+const speakManifest = `{"id":"s","tools":[
+ {"name":"s.flood","description":"Floods progress.","inputSchema":{"type":"object"}},
+ {"name":"s.ask","description":"Asks questions.","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}},
+ {"name":"s.late","description":"Asks late.","inputSchema":{"type":"object"}},
+ {"name":"s.hasty","description":"Asks, then replies at once.","inputSchema":{"type":"object"}},
+ {"name":"s.echo","description":"Echoes.","inputSchema":{"type":"object"}}
+],"implementation":{"methods":{"s.flood":"flood","s.ask":"ask","s.late":"late","s.hasty":"hasty","s.echo":"echo"}}}`
+
+// speakingBackend answers the methods of speakManifest. late says on
+// lateStarted that it runs, and reports on lateDone what its question
+// got.
+func speakingBackend(t *testing.T, lateStarted chan<- struct{}, lateDone chan<- error) *sockettest.Server {
+	t.Helper()
+	return sockettest.NewServer(t, func(ctx context.Context, req sockettest.Request) (any, error) {
+		p := req.Peer
+		switch req.Method {
+		case "flood":
+			for i := 1; i <= 100_000; i++ {
+				if err := p.Notify("notifications/progress", map[string]any{"progress": i, "total": 100_000}); err != nil {
+					return nil, err
+				}
+			}
+			return map[string]int{"sent": 100_000}, nil
+		case "ask":
+			var n struct{ N int }
+			_ = json.Unmarshal(req.Params, &n)
+			for i := range n.N {
+				if _, err := p.Call(ctx, fmt.Sprintf("q%d", i), "elicitation/create", map[string]any{
+					"message": fmt.Sprintf("Question %d?", i), "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]string{"type": "boolean"}}}}); err != nil {
+					return nil, fmt.Errorf("question %d: %w", i, err)
+				}
+			}
+			return map[string]int{"answered": n.N}, nil
+		case "late":
+			lateStarted <- struct{}{}
+			<-ctx.Done() // the client cancels, and the bridge hangs up
+			time.Sleep(100 * time.Millisecond)
+			qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := p.Call(qctx, "late", "elicitation/create", map[string]any{"message": "Still there?", "requestedSchema": map[string]any{"type": "object"}})
+			lateDone <- err
+			return nil, err
+		case "hasty":
+			p.Send(`{"jsonrpc":"2.0","id":"never-mind","method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object"}}}`)
+			return map[string]bool{"done": true}, nil
+		}
+		return sockettest.Echo(ctx, req)
+	})
+}
+
+// A backend that floods the client with progress holds up no other call:
+// the client gets increasing progress, coalesced while it reads, and
+// another call of the same session is answered at once meanwhile.
+func TestABackendThatFloodsProgressHoldsUpNoOne(t *testing.T) {
+	t.Parallel()
+	be := speakingBackend(t, nil, nil)
+	dir := manifestDir(t, map[string]string{"s.json": speakManifest})
+	var mu sync.Mutex
+	var last float64
+	var got, backwards int
+	cs := connectSDKWith(t, bridgeCmd(dir, be.Path), "2025-11-25", &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			got++
+			if req.Params.Progress <= last {
+				backwards++
+			}
+			last = req.Params.Progress
+		},
+	})
+	flooded := make(chan error, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "tairseach_s_flood", Arguments: map[string]any{}}
+		params.SetProgressToken("flood")
+		res, err := cs.CallTool(t.Context(), params)
+		if err == nil && res.IsError {
+			err = errors.New(textOf(res))
+		}
+		flooded <- err
+	}()
+	var worst time.Duration
+	for range 20 {
+		start := time.Now()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_echo", Arguments: map[string]any{"x": 1}})
+		if err != nil || res.IsError {
+			t.Fatalf("an echo during the flood: %v %q", err, textOf(res))
+		}
+		worst = max(worst, time.Since(start))
+	}
+	if err := <-flooded; err != nil {
+		t.Fatalf("the flooding call: %v", err)
+	}
+	// The SDK may hand over the last notification after the response.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		done := last == 100_000
+		mu.Unlock()
+		if done {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("100,000 progress notifications: the client got %d; the slowest echo meanwhile took %v", got, worst)
+	if got == 0 || backwards > 0 || last != 100_000 {
+		t.Errorf("progress: %d received, %d not increasing, the last %v; want increasing progress ending at 100000", got, backwards, last)
+	}
+	if worst > 3*time.Second {
+		t.Errorf("an echo took %v during the flood", worst)
+	}
+}
+
+// A backend that asks a thousand questions, one after the other, gets a
+// thousand answers from the client.
+func TestABackendAsksAThousandQuestions(t *testing.T) {
+	t.Parallel()
+	be := speakingBackend(t, nil, nil)
+	dir := manifestDir(t, map[string]string{"s.json": speakManifest})
+	var asked atomic.Int32
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		asked.Store(0)
+		cs := connectSDKWith(t, bridgeCmd(dir, be.Path), version, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked.Add(1)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+			},
+		})
+		n := 1000
+		if version == "2026-07-28" {
+			n = 8 // a round trip of the whole call each: the Go SDK retries a call at most 10 times
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_ask", Arguments: map[string]any{"n": n}})
+		if err != nil {
+			t.Fatalf("%s: %v", version, err)
+		}
+		if res.IsError || !strings.Contains(textOf(res), fmt.Sprintf(`"answered":%d`, n)) || int(asked.Load()) != n {
+			t.Errorf("%s: %v %q, %d asked; want %d answered", version, err, textOf(res), asked.Load(), n)
+		}
+		cs.Close()
+	}
+}
+
+// A backend that asks after its call was cancelled gets no answer and no
+// hang: its connection is gone, or its question refused as cancelled; the
+// bridge serves the next call.
+func TestABackendThatAsksAfterTheCallWasCancelled(t *testing.T) {
+	t.Parallel()
+	lateStarted, lateDone := make(chan struct{}, 1), make(chan error, 1)
+	be := speakingBackend(t, lateStarted, lateDone)
+	dir := manifestDir(t, map[string]string{"s.json": speakManifest})
+	cs := connectSDKWith(t, bridgeCmd(dir, be.Path), "2025-11-25", &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			t.Error("a question of a cancelled call reached the client")
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { // cancels the call once the backend runs it
+		<-lateStarted
+		cancel()
+	}()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tairseach_s_late", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("the cancelled call was answered")
+	}
+	select {
+	case err := <-lateDone:
+		var e *sockettest.Error
+		t.Logf("the late question got: %v", err)
+		if !errors.Is(err, sockettest.ErrGone) && !(errors.As(err, &e) && e.Code == -32000) {
+			t.Errorf("the late question got %v, want the connection gone or -32000", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the late question hung; backend connections open: %d", be.MaxConns())
+	}
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_echo", Arguments: map[string]any{"after": true}}); err != nil || res.IsError {
+		t.Errorf("the next call: %v %q", err, textOf(res))
+	}
+}
+
+// A backend that asks and replies without waiting has its question
+// withdrawn: the client is told, the reply is the result, and the
+// connection serves the next call.
+func TestABackendThatRepliesWithoutWaiting(t *testing.T) {
+	t.Parallel()
+	be := speakingBackend(t, nil, nil)
+	dir := manifestDir(t, map[string]string{"s.json": speakManifest})
+	asked := make(chan struct{}, 1)
+	cs := connectSDKWith(t, bridgeCmd(dir, be.Path, "--pool-size", "1"), "2025-11-25", &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			<-ctx.Done() // withdrawn
+			return nil, ctx.Err()
+		},
+	})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_hasty", Arguments: map[string]any{}})
+	if err != nil || res.IsError || !strings.Contains(textOf(res), `"done":true`) {
+		t.Fatalf("the hasty call: %v %q", err, textOf(res))
+	}
+	for range 3 {
+		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_echo", Arguments: map[string]any{"next": 1}}); err != nil || res.IsError || !strings.Contains(textOf(res), `"next":1`) {
+			t.Fatalf("the next call on the one connection: %v %q", err, textOf(res))
+		}
+	}
+}
