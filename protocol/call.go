@@ -261,6 +261,9 @@ func (c *Call) pending() *Question {
 // with MCP's params). The bridge does not offer it yet: it returns
 // ErrNotSupported.
 func (c *Call) Sample(ctx context.Context, params jsontext.Value) (jsontext.Value, error) {
+	if c.ss != nil && c.ss.denySampling {
+		return nil, errDenied("ask the client's model for a completion")
+	}
 	return nil, ErrNotSupported
 }
 
@@ -268,6 +271,9 @@ func (c *Call) Sample(ctx context.Context, params jsontext.Value) (jsontext.Valu
 // (elicitation/create, with MCP's params). The bridge does not offer it
 // to providers yet: it returns ErrNotSupported.
 func (c *Call) Elicit(ctx context.Context, params jsontext.Value) (jsontext.Value, error) {
+	if c.ss != nil && c.ss.denyElicitation {
+		return nil, errDenied("ask the user to fill in a form")
+	}
 	return nil, ErrNotSupported
 }
 

@@ -140,8 +140,8 @@ var noPrompts = NewPromptSet(nil)
 // listPrompts answers prompts/list, a page at a time (see page).
 func (ss *Session) listPrompts(_ context.Context, rq *request, p *listParams) (*listPromptsResult, error) {
 	set := noPrompts
-	if ss.srv.Prompts != nil {
-		set = ss.srv.Prompts.Prompts()
+	if ss.prompts != nil {
+		set = ss.prompts.Prompts()
 	}
 	items, next, err := page(ss, rq, &set.catalogue, p.Cursor, "prompt list")
 	if err != nil {
@@ -166,10 +166,10 @@ func (ss *Session) getPrompt(ctx context.Context, rq *request, p *getPromptParam
 	if p.Name == nil {
 		return nil, fmt.Errorf(`%w: prompts/get: "name" is required`, ErrInvalidParams)
 	}
-	if ss.srv.Prompts == nil {
+	if ss.prompts == nil {
 		return nil, fmt.Errorf("%w: unknown prompt %q: this server offers no prompts", ErrInvalidParams, *p.Name)
 	}
-	res, err := ss.srv.Prompts.GetPrompt(ctx, &rq.flight.call, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments})
+	res, err := ss.prompts.GetPrompt(ctx, &rq.flight.call, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments})
 	if err != nil {
 		return nil, err
 	}

@@ -189,10 +189,10 @@ func (r *listTemplatesResult) takeItems() (string, []jsontext.Value) {
 var noResources = NewResourceSet(nil, nil)
 
 func (ss *Session) resourceSet() *ResourceSet {
-	if ss.srv.Resources == nil {
+	if ss.resources == nil {
 		return noResources
 	}
-	return ss.srv.Resources.Resources()
+	return ss.resources.Resources()
 }
 
 // listResources answers resources/list, a page at a time (see page).
@@ -231,8 +231,8 @@ func (ss *Session) readResource(ctx context.Context, rq *request, p *readParams)
 	}
 	var res *ReadResourceResult
 	err := fmt.Errorf("%w: %s", ErrResourceNotFound, *p.URI)
-	if ss.srv.Resources != nil {
-		res, err = ss.srv.Resources.ReadResource(ctx, &rq.flight.call, &ReadResourceRequest{URI: *p.URI})
+	if ss.resources != nil {
+		res, err = ss.resources.ReadResource(ctx, &rq.flight.call, &ReadResourceRequest{URI: *p.URI})
 	}
 	if errors.Is(err, ErrResourceNotFound) {
 		e := &Error{Code: CodeResourceNotFound, Message: err.Error()}

@@ -32,7 +32,7 @@ func (r *listToolsResult) takeItems() (string, []jsontext.Value) {
 
 // listTools answers tools/list, a page at a time (see page).
 func (ss *Session) listTools(_ context.Context, rq *request, p *listParams) (*listToolsResult, error) {
-	items, next, err := page(ss, rq, &ss.srv.Tools.Tools().catalogue, p.Cursor, "tool list")
+	items, next, err := page(ss, rq, &ss.tools.Tools().catalogue, p.Cursor, "tool list")
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		defer stop()
 	}
 	start := time.Now()
-	res, err := ss.srv.Tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
+	res, err := ss.tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
 	if q := call.pending(); q != nil {
 		// Whatever the provider returned: it was told to stop there.
 		ss.log.Debug().Str("tool", p.Name).Msg("tool call asks the user first")
