@@ -121,3 +121,24 @@ func TestRetryAfterMs(t *testing.T) {
 		}
 	}
 }
+
+// Inspect counts the calls a message holds, which a rate of calls counts
+// before the message reaches a session.
+func TestInspectCountsCalls(t *testing.T) {
+	for _, tt := range []struct {
+		msg  string
+		want int
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, 1},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x"}}`, 1},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 0},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}`, 0}, // a notification runs nothing
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}},{"jsonrpc":"2.0","id":2,"method":"ping"},` +
+			`{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p"}},{"jsonrpc":"2.0","id":4,"method":"completion/complete"}]`, 3},
+	} {
+		env, err := Inspect([]byte(tt.msg))
+		if err != nil || env.Calls != tt.want {
+			t.Errorf("Inspect(%.60s): %d calls, %v; want %d", tt.msg, env.Calls, err, tt.want)
+		}
+	}
+}
