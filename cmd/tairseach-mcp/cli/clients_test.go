@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/tairseach/tairseach-mcp/protocol/mcphttp"
+	"github.com/tairseach/tairseach-mcp/registry"
 	"github.com/tairseach/tairseach-mcp/registry/audit"
 	"github.com/tairseach/tairseach-mcp/registry/clients"
 )
@@ -156,3 +161,46 @@ func TestValidateClients(t *testing.T) {
 }
 
 var fixedNow = time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+
+// The guard's cost per request: without named clients (a token compared
+// with the owner's), and with them (the token's client looked up by its
+// id, its SHA-256 compared), as a bridge wires them.
+func BenchmarkGuardNamedClient(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "clients.json")
+	f := &clients.File{Clients: map[string]*clients.Entry{}}
+	var token string
+	for i := range 20 {
+		t, err := f.Add(fmt.Sprintf("client%d", i), clients.Policy{ReadOnly: i%2 == 0}, fixedNow)
+		if err != nil {
+			b.Fatal(err)
+		}
+		token = t
+	}
+	if err := f.Save(path); err != nil {
+		b.Fatal(err)
+	}
+	set, err := clients.Open(path, clients.Options{Registry: registry.New(registry.Options{})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	named := &namedClients{set: set}
+	for _, bc := range []struct {
+		name  string
+		guard mcphttp.Guard
+		token string
+	}{
+		{"the owner's token, no named clients", mcphttp.Guard{Token: "0123456789abcdef0123456789abcdef"}, "0123456789abcdef0123456789abcdef"},
+		{"a named client's token", mcphttp.Guard{Token: "0123456789abcdef0123456789abcdef", Clients: named.lookup}, token},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8411/mcp", nil)
+			r.Header.Set("Authorization", "Bearer "+bc.token)
+			b.ReportAllocs()
+			for b.Loop() {
+				if d := bc.guard.Check(r, true); d.Status != 0 {
+					b.Fatal(d.Reason)
+				}
+			}
+		})
+	}
+}
