@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -132,9 +133,10 @@ func (ru rules) readOnly() bool {
 // So listing and calling cost what they cost the registry itself, and a
 // reload or a new policy takes effect at the next request.
 type View struct {
-	r      *Registry
-	policy atomic.Pointer[Policy]
-	built  atomic.Pointer[viewSnapshot]
+	r        *Registry
+	policy   atomic.Pointer[Policy]
+	built    atomic.Pointer[viewSnapshot]
+	building sync.Mutex // one request builds a new snapshot; the others wait for it
 }
 
 // viewSnapshot is a view's snapshot, and what it was built from.
@@ -165,9 +167,14 @@ func (v *View) Snapshot() *Snapshot {
 	if p == nil {
 		return base
 	}
+	if old := v.built.Load(); old != nil && old.base == base && old.policy == p {
+		return old.snap
+	}
+	v.building.Lock()
+	defer v.building.Unlock()
 	old := v.built.Load()
 	if old != nil && old.base == base && old.policy == p {
-		return old.snap
+		return old.snap // built while this request waited
 	}
 	ru := base.rules
 	ru.policy = p
@@ -186,7 +193,6 @@ func (v *View) Snapshot() *Snapshot {
 			snap.prompts = old.snap.prompts
 		}
 	}
-	// Two requests may build it at once: either's is as good.
 	v.built.Store(&viewSnapshot{base: base, policy: p, snap: snap})
 	return snap
 }

@@ -192,3 +192,26 @@ func TestSearchOverAView(t *testing.T) {
 		t.Errorf("call_tool of a read-only view says readOnlyHint: %+v", ts)
 	}
 }
+
+// What a client's view adds to a request once it is built: the lookup of
+// the snapshot it built for the registry's current one (compare with
+// the registry's own).
+func BenchmarkViewTools(b *testing.B) {
+	dir := b.TempDir()
+	writeFile(b, filepath.Join(dir, "mail.json"), filterManifest)
+	r := New(Options{Dirs: []string{dir}, Prefix: "t"})
+	v := r.View(&Policy{Client: "cursor", Filter: Filter{ReadOnly: true}})
+	for _, bc := range []struct {
+		name string
+		p    protocol.ToolProvider
+	}{{"the registry", r}, {"a client's view", v}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if bc.p.Tools() == nil {
+					b.Fatal("no tools")
+				}
+			}
+		})
+	}
+}
