@@ -50,19 +50,20 @@ The exit status is 1 when any error is found (with --strict, any warning too).
 The manifest format is published as a JSON Schema for editors: manifest/manifest.schema.json;
 the clients file's beside it: manifest/clients.schema.json.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			named := func(flag string) bool { return cmd.Flags().Changed(flag) || slices.Contains(opts.fromEnv, flag) }
-			if !named("clients") {
+			// Only on the command line: a TAIRSEACH_CLIENTS set for the
+			// bridge must not turn validate away from the manifests.
+			if !cmd.Flags().Changed("clients") {
 				return runValidate(e, opts, args, asJSON, strict, verbose)
 			}
 			err := runValidateClients(e, opts.clients, asJSON)
-			if len(args) > 0 || named("manifests") {
+			if len(args) > 0 || cmd.Flags().Changed("manifests") || slices.Contains(opts.fromEnv, "manifests") {
 				err = cmp.Or(runValidate(e, opts, args, asJSON, strict, verbose), err)
 			}
 			return err
 		},
 	}
 	opts.register(cmd.Flags(), catalogFlags|filterFlags, "clients")
-	cmd.Flags().Lookup("clients").Usage = "check this clients file (see 'tairseach-mcp clients'), and the manifests only when they are named (env TAIRSEACH_CLIENTS)"
+	cmd.Flags().Lookup("clients").Usage = "check this clients file (see 'tairseach-mcp clients'), and the manifests only when they are named"
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for tools")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 on warnings as well as errors")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list renamed tools and every tool not served, with the reason")
