@@ -154,9 +154,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		h.post(w, r, d.Client)
 	case http.MethodGet:
-		h.get(w, r, d.Client)
+		h.get(w, r)
 	case http.MethodDelete:
-		h.delete(w, r, d.Client)
+		h.delete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		refuse(w, http.StatusMethodNotAllowed, protocol.CodeInvalidRequest, r.Method+" is not served here")

@@ -97,9 +97,8 @@ func (h *Handler) attach(id string, r *http.Request) *session {
 }
 
 // get serves the GET stream of a legacy session: the messages of the
-// session that belong to no request. It keeps the session in use. (c,
-// the named client, chose the session when it was made.)
-func (h *Handler) get(w http.ResponseWriter, r *http.Request, _ Client) {
+// session that belong to no request. It keeps the session in use.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !versionSpoken(w, r) {
 		return
 	}
@@ -131,7 +130,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, _ Client) {
 }
 
 // delete ends a legacy session and cancels its calls.
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request, _ Client) {
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	if !versionSpoken(w, r) {
 		return
 	}
