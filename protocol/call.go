@@ -61,7 +61,7 @@ type ClientInfo struct {
 // ErrNotSupported is the error of a Call's request to its client that
 // cannot be made here: the client cannot ask (CanConfirm), or the request
 // cannot ask in the middle (completion/complete).
-var ErrNotSupported = errors.New("the client cannot be asked this here")
+var ErrNotSupported = errors.New("not supported here")
 
 // Call is one request as the providers see it, and everything it may do
 // towards its client: who it is for (its principal, its client, its
@@ -88,6 +88,9 @@ type Call struct {
 	version   string
 	modernEra bool
 	caps      clientCaps // what the client said it can be asked
+
+	// What the client's policy keeps the provider from asking.
+	denySampling, denyElicitation bool
 
 	transport, sessionID string // of a call made by NewCall
 
@@ -421,6 +424,9 @@ func (c *Call) pending() *Question {
 // ends first, or the client's own error. Its wait does not count against
 // WithTimeout.
 func (c *Call) Elicit(ctx context.Context, name string, params jsontext.Value) (jsontext.Value, error) {
+	if c.denyElicitation {
+		return nil, errDenied("ask the user to fill in a form")
+	}
 	return c.ask(ctx, name, "elicitation/create", params, true)
 }
 
@@ -428,6 +434,9 @@ func (c *Call) Elicit(ctx context.Context, name string, params jsontext.Value) (
 // with MCP's params, named name among the call's questions. It answers
 // as Elicit does.
 func (c *Call) Sample(ctx context.Context, name string, params jsontext.Value) (jsontext.Value, error) {
+	if c.denySampling {
+		return nil, errDenied("ask the client's model for a completion")
+	}
 	return c.ask(ctx, name, "sampling/createMessage", params, true)
 }
 

@@ -66,7 +66,7 @@ type completeResult struct {
 
 // complete answers completion/complete through the completion provider.
 func (ss *Session) complete(ctx context.Context, rq *request, p *completeParams) (*completeResult, error) {
-	if ss.srv.Completions == nil {
+	if ss.completions == nil {
 		return nil, fmt.Errorf("%w: this server offers no completions", ErrMethodNotFound)
 	}
 	if p.Ref == nil || p.Argument == nil {
@@ -81,7 +81,7 @@ func (ss *Session) complete(ctx context.Context, rq *request, p *completeParams)
 	default:
 		return nil, fmt.Errorf(`%w: completion/complete: unknown ref type %q (want "ref/prompt" or "ref/resource")`, ErrInvalidParams, p.Ref.Type)
 	}
-	res, err := ss.srv.Completions.Complete(ctx, &rq.flight.call, req)
+	res, err := ss.completions.Complete(ctx, &rq.flight.call, req)
 	if err != nil {
 		return nil, err
 	}

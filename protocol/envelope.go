@@ -16,6 +16,10 @@ type Envelope struct {
 	// Request reports a message that gets a response: a request, or a
 	// batch holding one.
 	Request bool
+	// Calls counts the requests of the message that are calls (tools/call,
+	// resources/read, prompts/get, completion/complete), each counted by
+	// a client's rate of calls: 0 or 1, or a batch's number.
+	Calls int
 	// ID is a request's id, as sent.
 	ID jsontext.Value
 	// Batch reports a JSON array of messages.
@@ -53,6 +57,9 @@ func Inspect(msg []byte) (Envelope, error) {
 			if err != nil || !ignore && rq.reply == nil && rq.id != nil {
 				env.Request = true
 			}
+			if err == nil && !ignore && rq.reply == nil && rq.isCall() {
+				env.Calls++
+			}
 		}
 		return env, nil
 	}
@@ -64,6 +71,9 @@ func Inspect(msg []byte) (Envelope, error) {
 		return env, nil // a response, or a notification MCP cannot read
 	}
 	env.Method, env.Request, env.ID = rq.method, rq.id != nil, rq.id
+	if rq.isCall() {
+		env.Calls = 1
+	}
 	if rq.params != nil {
 		var p struct {
 			Name string      `json:"name"`
@@ -82,4 +92,11 @@ func Inspect(msg []byte) (Envelope, error) {
 		}
 	}
 	return env, nil
+}
+
+// isCall reports whether rq is a request that runs as a call: one a rate
+// of calls counts, which a session refuses past it (see
+// SessionOptions.Admit).
+func (rq *request) isCall() bool {
+	return rq.id != nil && methods[rq.method].flags&concurrent != 0
 }

@@ -37,8 +37,9 @@ type share struct {
 
 // NewFairShare returns a FairShare of size slots (at least one). limit,
 // when not nil, returns the most slots a principal may hold (0: no limit
-// of its own); it is asked once each time the principal starts waiting or
-// holding, and must not block.
+// of its own); it is asked at each Acquire, so that a limit that changes
+// (a client's policy edited) holds from the principal's next call on, and
+// must not block.
 func NewFairShare(size int, limit func(Principal) int) *FairShare {
 	return &FairShare{size: max(size, 1), limit: limit, byWho: map[Principal]*share{}}
 }
@@ -97,15 +98,16 @@ func (f *FairShare) Held(who Principal) (all, its int) {
 	return f.used, its
 }
 
-// shareOf returns who's share, made when who neither holds nor waits.
+// shareOf returns who's share, made when who neither holds nor waits,
+// with its limit as it is now.
 func (f *FairShare) shareOf(who Principal) *share {
 	s := f.byWho[who]
 	if s == nil {
 		s = &share{who: who}
-		if f.limit != nil {
-			s.limit = f.limit(who)
-		}
 		f.byWho[who] = s
+	}
+	if f.limit != nil {
+		s.limit = f.limit(who)
 	}
 	return s
 }

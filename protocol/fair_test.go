@@ -167,6 +167,32 @@ func TestFairShare(t *testing.T) {
 			r.expect("a below its limit again", "a")
 		})
 	})
+	t.Run("a limit that changes holds from the principal's next call on", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var limitA atomic.Int64
+			limitA.Store(1)
+			limit := func(p Principal) int {
+				if p.ID == "a" {
+					return int(limitA.Load())
+				}
+				return 0
+			}
+			r := newShareRun(t, 8, limit)
+			r.want("a", 3)
+			r.expect("a limited to 1", "a")
+			limitA.Store(3)
+			r.want("a", 1)
+			r.expect("raised to 3: the next call finds room for a waiter too", "a a")
+			for range 3 {
+				r.release("a")
+			}
+			r.expect("the last waiter", "a")
+			r.release("a")
+			limitA.Store(1)
+			r.want("a", 2)
+			r.expect("lowered: one again", "a")
+		})
+	})
 	t.Run("a waiter whose context ends takes no slot", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := newShareRun(t, 1, nil)

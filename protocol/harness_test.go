@@ -140,6 +140,13 @@ func startSession(t *testing.T, ctx context.Context, srv *Server, version string
 // makes of the client's end of the pipe.
 func startSessionTo(t *testing.T, ctx context.Context, srv *Server, version string, wrap func(io.Writer) io.Writer) *testSession {
 	t.Helper()
+	return startSessionWith(t, ctx, srv, version, wrap, SessionOptions{})
+}
+
+// startSessionWith is startSessionTo with the session's options: the
+// server runs ServeSession.
+func startSessionWith(t *testing.T, ctx context.Context, srv *Server, version string, wrap func(io.Writer) io.Writer, o SessionOptions) *testSession {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	s := &testSession{t: t, in: inW, served: make(chan error, 1), out: make(chan struct{}), checker: protocoltest.NewChecker(version)}
@@ -149,7 +156,7 @@ func startSessionTo(t *testing.T, ctx context.Context, srv *Server, version stri
 	}
 	// Serve runs until the test closes stdin; the test waits via served.
 	go func() {
-		err := srv.Serve(ctx, inR, w)
+		err := srv.ServeSession(ctx, inR, w, o)
 		outW.Close()
 		s.served <- err
 	}()

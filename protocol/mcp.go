@@ -252,14 +252,14 @@ type listCapability struct {
 func (ss *Session) capabilities(s shape) serverCapabilities {
 	srv := ss.srv
 	c := serverCapabilities{
-		Prompts:   listCapability{ListChanged: srv.PromptsListChanged && srv.Prompts != nil},
-		Resources: listCapability{ListChanged: srv.ResourcesListChanged && srv.Resources != nil},
+		Prompts:   listCapability{ListChanged: srv.PromptsListChanged && ss.prompts != nil},
+		Resources: listCapability{ListChanged: srv.ResourcesListChanged && ss.resources != nil},
 		Tools:     listCapability{ListChanged: srv.ListChanged},
 	}
 	// Declared whenever the server can answer completion/complete, with no
 	// values when no manifest declares a completion: deciding on the
 	// manifests would make initialize wait for their first load.
-	if s >= shapeAnnotations && srv.Completions != nil {
+	if s >= shapeAnnotations && ss.completions != nil {
 		c.Completions = &struct{}{}
 	}
 	return c

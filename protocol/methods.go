@@ -142,6 +142,12 @@ func (ss *Session) dispatch(ctx context.Context, rq *request, b *batch) {
 		ss.reply(b, rq, ss.encode(rq, info, nil, err))
 		return
 	}
+	if info.flags&concurrent != 0 {
+		if m, refused := ss.overRate(rq, info); refused {
+			ss.reply(b, rq, m)
+			return
+		}
+	}
 	if info.flags&(concurrent|stream) != 0 {
 		ss.startCall(ctx, rq, info, p, b)
 		return

@@ -140,8 +140,8 @@ var noPrompts = NewPromptSet(nil)
 // listPrompts answers prompts/list, a page at a time (see page).
 func (ss *Session) listPrompts(_ context.Context, rq *request, p *listParams) (*listPromptsResult, error) {
 	set := noPrompts
-	if ss.srv.Prompts != nil {
-		set = ss.srv.Prompts.Prompts()
+	if ss.prompts != nil {
+		set = ss.prompts.Prompts()
 	}
 	items, next, err := page(ss, rq, &set.catalogue, p.Cursor, "prompt list")
 	if err != nil {
@@ -178,13 +178,13 @@ func (ss *Session) getPrompt(ctx context.Context, rq *request, p *getPromptParam
 	if p.Name == nil {
 		return nil, fmt.Errorf(`%w: prompts/get: "name" is required`, ErrInvalidParams)
 	}
-	if ss.srv.Prompts == nil {
+	if ss.prompts == nil {
 		return nil, fmt.Errorf("%w: unknown prompt %q: this server offers no prompts", ErrInvalidParams, *p.Name)
 	}
 	args, _ := json.Marshal(p.Arguments, json.Deterministic(true))
 	key := stateKey{"prompts/get", *p.Name, args}
 	res, input, ran, err := runAsking(ss, ctx, rq, &rq.flight.call, &p.inputParams, key, func(ctx context.Context, call *Call) (*GetPromptResult, error) {
-		return ss.srv.Prompts.GetPrompt(ctx, call, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments})
+		return ss.prompts.GetPrompt(ctx, call, &GetPromptRequest{Name: *p.Name, Arguments: p.Arguments})
 	})
 	ran.flushProgress()
 	if input != nil {

@@ -189,10 +189,10 @@ func (r *listTemplatesResult) takeItems() (string, []jsontext.Value) {
 var noResources = NewResourceSet(nil, nil)
 
 func (ss *Session) resourceSet() *ResourceSet {
-	if ss.srv.Resources == nil {
+	if ss.resources == nil {
 		return noResources
 	}
-	return ss.srv.Resources.Resources()
+	return ss.resources.Resources()
 }
 
 // listResources answers resources/list, a page at a time (see page).
@@ -234,11 +234,11 @@ func (ss *Session) readResource(ctx context.Context, rq *request, p *readParams)
 	var res *ReadResourceResult
 	var input *inputRequiredResult
 	err := fmt.Errorf("%w: %s", ErrResourceNotFound, *p.URI)
-	if ss.srv.Resources != nil {
+	if ss.resources != nil {
 		key := stateKey{method: "resources/read", name: *p.URI}
 		var ran *Call
 		res, input, ran, err = runAsking(ss, ctx, rq, &rq.flight.call, &p.inputParams, key, func(ctx context.Context, call *Call) (*ReadResourceResult, error) {
-			return ss.srv.Resources.ReadResource(ctx, call, &ReadResourceRequest{URI: *p.URI})
+			return ss.resources.ReadResource(ctx, call, &ReadResourceRequest{URI: *p.URI})
 		})
 		ran.flushProgress()
 	}

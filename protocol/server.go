@@ -65,6 +65,12 @@ type Server struct {
 	// sessions together (default: MaxInFlight, which suits one session),
 	// shared fairly among their principals (see FairShare).
 	MaxTotalInFlight int
+	// PrincipalLimit, when set, returns the most tool calls one principal
+	// may run at once in all its sessions (0: no limit of its own), such
+	// as a named client's; its calls past it wait their turn. It is asked
+	// as each call starts, so a limit that changes holds from the next
+	// call on, and must not block.
+	PrincipalLimit func(Principal) int
 	// MaxHeldBytes bounds the bytes a session holds on behalf of its
 	// requests (default 64 MiB): their arguments, the backend's replies
 	// while they are read, and responses and notifications until the
@@ -135,7 +141,7 @@ func (s *Server) total() *budget {
 	if s.budget == nil {
 		limit := orDefault(s.MaxTotalHeldBytes, orDefault(s.MaxHeldBytes, DefaultMaxHeldBytes))
 		s.budget = newBudget(int64(limit), nil)
-		s.running = NewFairShare(orDefault(s.MaxTotalInFlight, orDefault(s.MaxInFlight, DefaultMaxInFlight)), nil)
+		s.running = NewFairShare(orDefault(s.MaxTotalInFlight, orDefault(s.MaxInFlight, DefaultMaxInFlight)), s.PrincipalLimit)
 	}
 	return s.budget
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -32,6 +33,16 @@ type Session struct {
 	transport string                     // how the client is connected: "stdio", "http"
 	principal Principal                  // who its requests are for
 	client    atomic.Pointer[ClientInfo] // the clientInfo of initialize; nil before it
+
+	// What it serves (its view: the Server's, or a named client's), and
+	// what its client may do (see SessionOptions).
+	tools           ToolProvider
+	resources       ResourceProvider
+	prompts         PromptProvider
+	completions     CompletionProvider
+	admit           func() (time.Duration, bool)
+	denySampling    bool
+	denyElicitation bool
 
 	admitted chan struct{} // one place per tool call running or in line
 	sem      chan struct{} // one slot per running tool call
@@ -89,6 +100,35 @@ type SessionOptions struct {
 	// Principal is who the session's requests are for. The zero value
 	// means the session itself (PrincipalSession, with the session's id).
 	Principal Principal
+	// Providers, when set, are what the session serves instead of the
+	// Server's, field by field (a nil field is the Server's): a view of
+	// the same tools narrowed to a named client's rights. Changes of the
+	// lists are announced to every session alike (NotifyToolsChanged, …),
+	// and each lists its own again.
+	Providers *Providers
+	// Admit, when set, decides as each call (tools/call, resources/read,
+	// prompts/get, completion/complete) arrives whether the principal may
+	// make one more now: a rate of calls. A call it refuses is answered at
+	// once, without running: a tool call with an isError result, the
+	// others with CodeRateLimited, both saying when to try again. It must
+	// not block. A transport that refuses such calls itself (HTTP answers
+	// 429) leaves it nil.
+	Admit func() (retryAfter time.Duration, ok bool)
+	// DenySampling and DenyElicitation forbid the session's calls to ask
+	// the client's model for a completion (Call.Sample) or its user to
+	// fill in a form (Call.Elicit) on the backend's behalf, whatever the
+	// client declared: a named client's policy. Asking the user to confirm
+	// a call (Call.Confirm) is the bridge's own question, never denied.
+	DenySampling, DenyElicitation bool
+}
+
+// Providers are what a session serves: its tools, resources and resource
+// templates, prompts, and completions.
+type Providers struct {
+	Tools       ToolProvider
+	Resources   ResourceProvider
+	Prompts     PromptProvider
+	Completions CompletionProvider
 }
 
 // NewSession starts a session whose messages that belong to no request
@@ -118,6 +158,22 @@ func (s *Server) NewSession(out Sink, o SessionOptions) *Session {
 	if ss.principal.Kind == "" {
 		ss.principal = Principal{Kind: PrincipalSession, ID: ss.id}
 	}
+	ss.tools, ss.resources, ss.prompts, ss.completions = s.Tools, s.Resources, s.Prompts, s.Completions
+	if p := o.Providers; p != nil {
+		if p.Tools != nil {
+			ss.tools = p.Tools
+		}
+		if p.Resources != nil {
+			ss.resources = p.Resources
+		}
+		if p.Prompts != nil {
+			ss.prompts = p.Prompts
+		}
+		if p.Completions != nil {
+			ss.completions = p.Completions
+		}
+	}
+	ss.admit, ss.denySampling, ss.denyElicitation = o.Admit, o.DenySampling, o.DenyElicitation
 	ss.logLevel.Store(int32(logOff))
 	s.register(ss)
 	return ss

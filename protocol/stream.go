@@ -21,12 +21,24 @@ import (
 // ctx is cancelled, the goroutine reading it stays blocked until r returns;
 // the caller owns r and may close it.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	if s.Tools == nil {
+	return s.ServeSession(ctx, r, w, SessionOptions{})
+}
+
+// ServeSession is Serve with the session's options given, such as a named
+// client's principal and view. Its Transport defaults to "stdio" and its
+// Principal to the process.
+func (s *Server) ServeSession(ctx context.Context, r io.Reader, w io.Writer, o SessionOptions) error {
+	if s.Tools == nil && (o.Providers == nil || o.Providers.Tools == nil) {
 		return errors.New("protocol: Server.Tools is nil")
 	}
+	if o.Transport == "" {
+		o.Transport = "stdio"
+	}
+	if o.Principal.Kind == "" {
+		o.Principal = Principal{Kind: PrincipalProcess}
+	}
 	out := newOutbox(w)
-	sess := s.NewSession(out, SessionOptions{Transport: "stdio", Principal: Principal{Kind: PrincipalProcess}})
-	return serveStream(ctx, sess, r, out)
+	return serveStream(ctx, s.NewSession(out, o), r, out)
 }
 
 // serveStream runs sess over one newline-delimited stream, as a transport

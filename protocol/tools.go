@@ -31,7 +31,7 @@ func (r *listToolsResult) takeItems() (string, []jsontext.Value) {
 
 // listTools answers tools/list, a page at a time (see page).
 func (ss *Session) listTools(_ context.Context, rq *request, p *listParams) (*listToolsResult, error) {
-	items, next, err := page(ss, rq, &ss.srv.Tools.Tools().catalogue, p.Cursor, "tool list")
+	items, next, err := page(ss, rq, &ss.tools.Tools().catalogue, p.Cursor, "tool list")
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 	start := time.Now()
 	key := stateKey{"tools/call", p.Name, args}
 	res, input, ran, err := runAsking(ss, ctx, rq, call, &p.inputParams, key, func(ctx context.Context, call *Call) (*CallToolResult, error) {
-		return ss.srv.Tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
+		return ss.tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
 	})
 	ran.flushProgress()
 	if q := ran.pending(); q != nil {

@@ -45,12 +45,18 @@ const (
 // happen meanwhile. Every call, an unknown tool's included, is recorded
 // in the audit log when there is one.
 func (r *Registry) CallTool(ctx context.Context, call *protocol.Call, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
+	return r.callTool(ctx, call, req, r.Snapshot)
+}
+
+// callTool is CallTool in the snapshot current returns: the registry's,
+// or a client's view of it.
+func (r *Registry) callTool(ctx context.Context, call *protocol.Call, req *protocol.CallToolRequest, current func() *Snapshot) (*protocol.CallToolResult, error) {
 	start := time.Now()
 	if res := r.waitLoaded(ctx); res != nil {
 		r.record(call, req, start, called{res: res, outcome: outcomeCancelled})
 		return res, nil
 	}
-	snap := r.snap.Load()
+	snap := current()
 	e, ok := snap.Lookup(req.Name)
 	if !ok {
 		r.record(call, req, start, called{args: objectArgs(req.Arguments), outcome: notServed(snap, req.Name)})
@@ -60,7 +66,7 @@ func (r *Registry) CallTool(ctx context.Context, call *protocol.Call, req *proto
 	ctx, cancel := call.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	args := objectArgs(req.Arguments)
-	c := r.run(ctx, call, e, args)
+	c := r.run(ctx, call, snap, e, args)
 	if c.err != nil { // the question goes out in the result (2026-07-28)
 		r.record(call, req, start, c)
 		return nil, c.err
@@ -97,7 +103,7 @@ func (r *Registry) waitLoaded(ctx context.Context) *protocol.CallToolResult {
 // outcome, the backend's error when it returned one, what the user was
 // asked; or, in err, protocol.ErrInputRequired, when the question goes
 // out in the result instead.
-func (r *Registry) run(ctx context.Context, call *protocol.Call, e *Entry, args jsontext.Value) called {
+func (r *Registry) run(ctx context.Context, call *protocol.Call, snap *Snapshot, e *Entry, args jsontext.Value) called {
 	c := called{entry: e, args: args}
 	schemas, err := e.schemas()
 	if err != nil {
@@ -108,7 +114,7 @@ func (r *Registry) run(ctx context.Context, call *protocol.Call, e *Entry, args 
 	if c.res, c.outcome = r.checkArguments(ctx, e, schemas.in, args); c.res != nil {
 		return c
 	}
-	if c.res, c.outcome, c.asked, c.err = r.confirm(ctx, call, e, args); c.res != nil || c.err != nil {
+	if c.res, c.outcome, c.asked, c.err = r.confirm(ctx, call, snap.rules.denyUnasked(), e, args); c.res != nil || c.err != nil {
 		return c
 	}
 	if r.opts.Backend == nil {

@@ -82,15 +82,16 @@ type asked struct {
 }
 
 // confirm asks the user before e runs, when it must: it returns nil when
-// the call may go on, else the result to answer with. ErrInputRequired
-// (protocol 2026-07-28, the question travels in the result) comes back as
-// err, for CallTool to return at once.
-func (r *Registry) confirm(ctx context.Context, call *protocol.Call, e *Entry, args jsontext.Value) (res *protocol.CallToolResult, outcome string, a asked, err error) {
+// the call may go on, else the result to answer with. deny refuses the
+// call when its client cannot ask. ErrInputRequired (protocol 2026-07-28,
+// the question travels in the result) comes back as err, for CallTool to
+// return at once.
+func (r *Registry) confirm(ctx context.Context, call *protocol.Call, deny bool, e *Entry, args jsontext.Value) (res *protocol.CallToolResult, outcome string, a asked, err error) {
 	if e.Confirm == nil {
 		return nil, "", a, nil
 	}
 	if !call.CanConfirm() {
-		if r.opts.Confirm.DenyUnasked {
+		if deny {
 			return protocol.TextResult(fmt.Sprintf("%s asks the user before it runs, and this client cannot ask (it declared no elicitation), so the call was refused; nothing was sent to the backend. "+
 				"Use a client that supports elicitation, or let the bridge run such calls unconfirmed (--confirm-unsupported allow, or TAIRSEACH_CONFIRM_UNSUPPORTED=allow).", e.Name), true), outcomeRefused, a, nil
 		}

@@ -73,7 +73,7 @@ type UnservedContent struct {
 // template or a client name keeps it, and a later one is reported and not
 // served; claims are made before filtering. A prompt that embeds a
 // resource clients cannot read is not served either.
-func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Manifest) {
+func (s *Snapshot) buildContent(ru rules, ms []*manifest.Manifest, base *Snapshot) {
 	s.byURI, s.byTemplate, s.byPrompt = map[string]*ResourceEntry{}, map[string]*TemplateEntry{}, map[string]*PromptEntry{}
 	claimedURI := map[string]*ResourceEntry{}
 	claimedTemplate := map[string]*TemplateEntry{}
@@ -93,7 +93,7 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 				add("URI already used by "+prev.origin(), false)
 			default:
 				claimedURI[r.URI] = e
-				if reason := filter.contentReason(m, r.Method, r.URI, r.Name); reason != "" {
+				if reason := ru.contentReason(m, r.Method, r.URI, r.Name); reason != "" {
 					add(reason, true)
 					continue
 				}
@@ -109,6 +109,9 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 			}
 			e := &TemplateEntry{File: m.File, Template: t, Manifest: m,
 				schema: sync.OnceValues(func() (*manifest.Schema, error) { return manifest.CompileTemplateSchema(t) })}
+			if be := base.template(t.URITemplate); be != nil && be.Template == t {
+				e.schema = be.schema // compiled once, whoever reads first
+			}
 			switch prev, dup := claimedTemplate[t.URITemplate]; {
 			case t.Broken:
 				add(hasErrors, false)
@@ -117,11 +120,11 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 				add("URI template already used by "+prev.origin(), false)
 			default:
 				claimedTemplate[t.URITemplate] = e
-				if reason := filter.contentReason(m, t.Method, t.URITemplate, t.Name); reason != "" {
+				if reason := ru.contentReason(m, t.Method, t.URITemplate, t.Name); reason != "" {
 					add(reason, true)
 					continue
 				}
-				e.Complete = filter.completions(m, t.Complete)
+				e.Complete = ru.completions(m, t.Complete)
 				s.byTemplate[t.URITemplate] = e
 				s.Templates = append(s.Templates, e)
 				templates = append(templates, protocol.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title,
@@ -130,18 +133,27 @@ func (s *Snapshot) buildContent(prefix string, filter Filter, ms []*manifest.Man
 		}
 	}
 	s.resources = protocol.NewResourceSet(resources, templates)
-	s.buildPrompts(prefix, filter, ms, claimedURI, claimedTemplate)
+	s.buildPrompts(ru, ms, claimedURI, claimedTemplate)
+}
+
+// template returns the template s serves as uriTemplate; nil when it
+// serves none, or s is nil.
+func (s *Snapshot) template(uriTemplate string) *TemplateEntry {
+	if s == nil {
+		return nil
+	}
+	return s.byTemplate[uriTemplate]
 }
 
 // buildPrompts is buildContent's part for prompts; claimed* are the
 // resources and templates that were not in conflict, served or filtered.
-func (s *Snapshot) buildPrompts(prefix string, filter Filter, ms []*manifest.Manifest,
+func (s *Snapshot) buildPrompts(ru rules, ms []*manifest.Manifest,
 	claimedURI map[string]*ResourceEntry, claimedTemplate map[string]*TemplateEntry) {
 	claimed := map[string]*PromptEntry{}
 	var prompts []protocol.Prompt
 	for _, m := range ms {
 		for _, p := range m.Prompts {
-			name, changed := ClientName(prefix, p.Name)
+			name, changed := ClientName(ru.prefix, p.Name)
 			add := func(reason string, filtered bool) {
 				s.notServed(UnservedContent{"prompt", name, p.Name, m.File, p.Path(), reason, filtered})
 			}
@@ -168,11 +180,11 @@ func (s *Snapshot) buildPrompts(prefix string, filter Filter, ms []*manifest.Man
 				add(fmt.Sprintf("embeds %s, which clients cannot read", uri), known)
 				continue
 			}
-			if reason := filter.named(name, p.Name); reason != "" {
+			if reason := ru.named(name, p.Name); reason != "" {
 				add(reason, true)
 				continue
 			}
-			e.Complete = filter.completions(m, p.Complete)
+			e.Complete = ru.completions(m, p.Complete)
 			s.byPrompt[name] = e
 			s.Prompts = append(s.Prompts, e)
 			prompts = append(prompts, protocolPrompt(name, p))

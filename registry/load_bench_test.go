@@ -20,6 +20,37 @@ func BenchmarkLoad1000(b *testing.B) {
 }
 
 func benchLoad1000(b *testing.B, indent bool) {
+	dir := fillerManifests(b, indent)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := New(Options{Dirs: []string{dir}})
+		if n := r.Snapshot().Tools().Len(); n != 1000 {
+			b.Fatalf("%d tools, want 1000", n)
+		}
+	}
+}
+
+// BenchmarkViewBuild1000 measures what a client's view of 1,000 tools
+// costs to build, once per reload of the manifests and per change of its
+// policy: the first request after either pays it.
+func BenchmarkViewBuild1000(b *testing.B) {
+	r := New(Options{Dirs: []string{fillerManifests(b, false)}})
+	v := r.View(&Policy{Client: "a", Filter: Filter{Exclude: []string{"filler9.*"}}})
+	policies := []*Policy{{Client: "a", Filter: Filter{Exclude: []string{"filler9.*"}}}, {Client: "a", Filter: Filter{Exclude: []string{"filler8.*"}}}}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		v.SetPolicy(policies[i%2])
+		i++
+		if n := v.Tools().Len(); n != 900 {
+			b.Fatalf("%d tools, want 900", n)
+		}
+	}
+}
+
+// fillerManifests writes the thousand tools of the load benchmarks into
+// a new folder, compact or indented.
+func fillerManifests(b *testing.B, indent bool) string {
 	dir := b.TempDir()
 	for f := range 10 {
 		var tools, methods []string
@@ -39,11 +70,5 @@ func benchLoad1000(b *testing.B, indent bool) {
 		}
 		writeFile(b, filepath.Join(dir, fmt.Sprintf("filler%02d.json", f)), data)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		r := New(Options{Dirs: []string{dir}})
-		if n := r.Snapshot().Tools().Len(); n != 1000 {
-			b.Fatalf("%d tools, want 1000", n)
-		}
-	}
+	return dir
 }

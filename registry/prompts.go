@@ -30,11 +30,16 @@ func (r *Registry) Prompts() *protocol.PromptSet {
 // protocol.ErrInvalidParams; a resource that cannot be read is its read's
 // error. Part of protocol.PromptProvider.
 func (r *Registry) GetPrompt(ctx context.Context, call *protocol.Call, req *protocol.GetPromptRequest) (*protocol.GetPromptResult, error) {
+	return r.getPromptIn(ctx, call, req, r.Snapshot)
+}
+
+// getPromptIn is GetPrompt in the snapshot current returns.
+func (r *Registry) getPromptIn(ctx context.Context, call *protocol.Call, req *protocol.GetPromptRequest, current func() *Snapshot) (*protocol.GetPromptResult, error) {
 	if err := r.waitLoadedErr(ctx); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	snap := r.snap.Load()
+	snap := current()
 	e := snap.byPrompt[req.Name]
 	res, did, err := r.getPrompt(ctx, call, snap, e, req)
 	r.log.Debug().Str("prompt", logURI(req.Name)).Dur("dur", time.Since(start)).Str("outcome", did.outcome).Msg("prompt")
@@ -124,10 +129,15 @@ type completeParams struct {
 // array as "values" and, optionally, "total" and "hasMore". Part of
 // protocol.CompletionProvider.
 func (r *Registry) Complete(ctx context.Context, call *protocol.Call, req *protocol.CompleteRequest) (*protocol.CompleteResult, error) {
+	return r.complete(ctx, call, req, r.Snapshot)
+}
+
+// complete is Complete in the snapshot current returns.
+func (r *Registry) complete(ctx context.Context, call *protocol.Call, req *protocol.CompleteRequest, current func() *Snapshot) (*protocol.CompleteResult, error) {
 	if err := r.waitLoadedErr(ctx); err != nil {
 		return nil, err
 	}
-	snap := r.snap.Load()
+	snap := current()
 	var what string
 	var names []string
 	var complete map[string]string

@@ -58,13 +58,18 @@ func (r *Registry) Resources() *protocol.ResourceSet {
 // would. The read is bounded by the call timeout and ctx, and finishes
 // against the snapshot it started with; part of protocol.ResourceProvider.
 func (r *Registry) ReadResource(ctx context.Context, call *protocol.Call, req *protocol.ReadResourceRequest) (*protocol.ReadResourceResult, error) {
+	return r.readResource(ctx, call, req, r.Snapshot)
+}
+
+// readResource is ReadResource in the snapshot current returns.
+func (r *Registry) readResource(ctx context.Context, call *protocol.Call, req *protocol.ReadResourceRequest, current func() *Snapshot) (*protocol.ReadResourceResult, error) {
 	if err := r.waitLoadedErr(ctx); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	ctx, cancel := call.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
-	snap := r.snap.Load()
+	snap := current()
 	contents, did, err := r.read(ctx, call, snap, req.URI)
 	ev := r.log.Debug()
 	if err != nil && did.outcome != outcomeNotFound {

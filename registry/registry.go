@@ -174,7 +174,7 @@ func New(opts Options) *Registry {
 	if r.opts.Debounce <= 0 {
 		r.opts.Debounce = 100 * time.Millisecond
 	}
-	r.snap.Store(build(opts.Prefix, opts.Filter, opts.Confirm, nil))
+	r.snap.Store(build(r.rules(), nil, nil))
 	load := func() {
 		r.Reload()
 		close(r.loaded)
@@ -353,7 +353,7 @@ func (r *Registry) merge(s scanned) (ms []*manifest.Manifest, problems []manifes
 // problems that are new, and tells OnChange when what clients see changed.
 func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.Problem) (next *Snapshot, changed bool) {
 	old := r.snap.Load()
-	next = build(r.opts.Prefix, r.opts.Filter, r.opts.Confirm, ms)
+	next = build(r.rules(), ms, nil)
 	next.Problems = slices.Concat(problems, next.naming)
 	for _, pr := range next.naming {
 		if !slices.Contains(old.Problems, pr) {

@@ -31,6 +31,7 @@ import (
 // exactly as a direct tools/call would (the registry's filters included).
 type Search struct {
 	reg        *Registry
+	snapshot   func() *Snapshot // what it searches and calls: the registry's, or a client's view
 	find, call *Entry
 	listing    func() *protocol.ToolSet
 	idx        atomic.Pointer[snapIndex]
@@ -71,9 +72,18 @@ func NewSearch(r *Registry) *Search {
 		client, _ := ClientName(r.opts.Prefix, name)
 		return newEntry(client, m, &manifest.Tool{Name: name, InputSchema: schema})
 	}
-	s := &Search{reg: r, find: tool("find_tools", findSchema), call: tool("call_tool", callSchema)}
+	s := &Search{reg: r, snapshot: r.Snapshot, find: tool("find_tools", findSchema), call: tool("call_tool", callSchema)}
 	s.listing = sync.OnceValue(s.makeListing)
 	return s
+}
+
+// Over returns the search-mode view of v, a client's view of the same
+// registry: find_tools finds, and call_tool calls, only what v serves.
+// It learns with s (see Learn): call Over after Learn.
+func (s *Search) Over(v *View) *Search {
+	o := &Search{reg: s.reg, snapshot: v.Snapshot, find: s.find, call: s.call, usage: s.usage}
+	o.listing = sync.OnceValue(o.makeListing)
+	return o
 }
 
 // Tools returns the two tools, waiting for the first load; part of
@@ -84,7 +94,7 @@ func (s *Search) Tools() *protocol.ToolSet {
 }
 
 func (s *Search) makeListing() *protocol.ToolSet {
-	snap := s.reg.Snapshot()
+	snap := s.snapshot()
 	yes := true
 	find := protocol.Tool{
 		Name:  s.find.Name,
@@ -102,7 +112,7 @@ func (s *Search) makeListing() *protocol.ToolSet {
 			"The result is the tool's own, errors included.", s.find.Name),
 		InputSchema: callSchema,
 	}
-	if s.reg.opts.Filter.ReadOnly {
+	if snap.rules.readOnly() {
 		call.Annotations = &protocol.ToolAnnotations{ReadOnlyHint: &yes}
 	}
 	return protocol.NewToolSet([]protocol.Tool{find, call})
@@ -238,7 +248,7 @@ func (s *Search) findTools(ctx context.Context, args jsontext.Value) (*protocol.
 	if res := s.reg.waitLoaded(ctx); res != nil {
 		return res, outcomeCancelled, nil
 	}
-	snap := s.reg.Snapshot()
+	snap := s.snapshot()
 	type found struct {
 		Name        string                    `json:"name"`
 		Title       string                    `json:"title,omitzero"`
@@ -368,7 +378,7 @@ func (s *Search) callTool(ctx context.Context, call *protocol.Call, req *protoco
 	}
 	inner := *req
 	inner.Name, inner.Arguments = in.Name, in.Arguments
-	res, err := s.reg.CallTool(ctx, call, &inner)
+	res, err := s.reg.callTool(ctx, call, &inner, s.snapshot)
 	if errors.Is(err, protocol.ErrInvalidParams) {
 		// The name is an argument here, so an unknown one is the
 		// caller's mistake to correct, like any invalid argument.

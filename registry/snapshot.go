@@ -38,6 +38,8 @@ type Snapshot struct {
 	prompts    *protocol.PromptSet
 	naming     []manifest.Problem // conflicts of names, URIs and embedded resources
 	renames    []manifest.Problem // names the client-safe mapping changed
+	rules      rules              // what decided what it serves
+	ms         []*manifest.Manifest
 }
 
 // Entry is one served tool.
@@ -93,13 +95,16 @@ func (s *Snapshot) ResourceSet() *protocol.ResourceSet { return s.resources }
 func (s *Snapshot) PromptSet() *protocol.PromptSet { return s.prompts }
 
 // build assigns client names to the servable tools of ms (in order) and
-// returns the snapshot of those filter lets through. The first tool to
+// returns the snapshot of those the rules let through. The first tool to
 // claim a name keeps it; a later one with the same backend method is the
 // same tool, served once, and one with another method is reported and not
 // served, so the outcome depends only on the files, never on timing.
 // Names are claimed before filtering, so filters never change who wins.
-func build(prefix string, filter Filter, confirm Confirm, ms []*manifest.Manifest) *Snapshot {
-	s := &Snapshot{byName: map[string]*Entry{}}
+// base, when set, is a snapshot of the same ms whose entries' compiled
+// schemas the new one shares (a client's view of it).
+func build(ru rules, ms []*manifest.Manifest, base *Snapshot) *Snapshot {
+	prefix := ru.prefix
+	s := &Snapshot{byName: map[string]*Entry{}, rules: ru, ms: ms}
 	claimed := map[string]*Entry{}
 	var tools []protocol.Tool
 	for _, m := range ms {
@@ -119,6 +124,9 @@ func build(prefix string, filter Filter, confirm Confirm, ms []*manifest.Manifes
 				unserved.Reason = fmt.Sprintf("client name already used by %s (tool %q)", prev.origin(), prev.Tool.Name)
 			default:
 				e := newEntry(name, m, t)
+				if be := base.entry(name); be != nil && be.Tool == t {
+					e.schemas = be.schemas // compiled once, whoever calls first
+				}
 				claimed[name] = e
 				if changed {
 					s.renames = append(s.renames, manifest.Problem{
@@ -126,11 +134,11 @@ func build(prefix string, filter Filter, confirm Confirm, ms []*manifest.Manifes
 						Message: fmt.Sprintf("clients see this tool as %q (names must match ^[a-zA-Z0-9_-]{1,64}$)", name),
 					})
 				}
-				if unserved.Reason = filter.reason(name, t); unserved.Reason != "" {
+				if unserved.Reason = ru.reason(name, t); unserved.Reason != "" {
 					unserved.Filtered = true
 					break
 				}
-				e.Confirm = confirm.reason(name, t)
+				e.Confirm = ru.confirmReason(name, t)
 				s.byName[name] = e
 				s.Entries = append(s.Entries, e)
 				tools = append(tools, protocolTool(name, t))
@@ -140,8 +148,17 @@ func build(prefix string, filter Filter, confirm Confirm, ms []*manifest.Manifes
 		}
 	}
 	s.tools = protocol.NewToolSet(tools)
-	s.buildContent(prefix, filter, ms)
+	s.buildContent(ru, ms, base)
 	return s
+}
+
+// entry returns the entry s serves as name; nil when it serves none, or
+// s is nil.
+func (s *Snapshot) entry(name string) *Entry {
+	if s == nil {
+		return nil
+	}
+	return s.byName[name]
 }
 
 func protocolTool(name string, t *manifest.Tool) protocol.Tool {

@@ -52,6 +52,12 @@
 #   sdk-elicit-http  the sdk-elicit checks over StreamableHTTPClientTransport,
 #              each question on its call's POST event stream (the bridges
 #              with other flags started by the script itself);
+#   sdk-clients  named clients: a clients file written by `tairseach-mcp
+#              clients add`, a bridge serving it, and the SDK's transport
+#              with a token each: no token is refused, two tokens at once
+#              see two tool lists and the read-only one is refused a call
+#              the other makes, a client over its rate gets 429 while
+#              another's calls go on (scripts/interop/sdk-clients.mjs);
 #   conformance  every server scenario of the official conformance suite for
 #              2025-11-25 and 2026-07-28, directly against another such bridge
 #              (scripts/interop/conformance.mjs); those that do not apply
@@ -224,6 +230,8 @@ conformance_cli="$pkgdir/node_modules/@modelcontextprotocol/conformance/dist/ind
 [[ -f "$inspector_cli" ]] || die "the Inspector is missing from .cache/interop; remove .cache/interop and run again"
 inspector_version="$("$node" -p 'require(process.argv[1]).version' "$pkgdir/node_modules/@modelcontextprotocol/inspector/package.json")"
 sdk_version="$("$node" -p 'require(process.argv[1]).version' "$pkgdir/node_modules/@modelcontextprotocol/sdk/package.json")"
+# The protocol version the SDK asks for by default.
+sdk_protocol="$(cd "$pkgdir" && "$node" --input-type=module -e 'import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"; console.log(LATEST_PROTOCOL_VERSION)')"
 conformance_version="$("$node" -p 'require(process.argv[1]).version' "$pkgdir/node_modules/@modelcontextprotocol/conformance/package.json")"
 say "Inspector $inspector_version, TypeScript SDK $sdk_version, conformance suite $conformance_version"
 
@@ -465,6 +473,24 @@ else
 		checks sdk-elicit-http "$version" "$node" "$pkgdir/sdk-elicit.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests-http" \
 			--url "$http_url" --audit "$audit" --protocol-version "$version"
 	done
+fi
+
+# ------------------------------------------------------------- named clients
+# A clients file made by the bridge's own command, and a bridge serving it:
+# the TypeScript SDK connects as each client, with its token.
+clients_file="$work/clients.json"
+say "TypeScript SDK $sdk_version as named clients, a token each (scripts/interop/sdk-clients.mjs)"
+if ! reader_token="$("$bridge" clients add reader --read-only --clients "$clients_file" 2>"$work/clients-add.log")" ||
+	! writer_token="$("$bridge" clients add writer --clients "$clients_file" 2>>"$work/clients-add.log")" ||
+	! limited_token="$("$bridge" clients add limited --calls-per-minute 2 --clients "$clients_file" 2>>"$work/clients-add.log")"; then
+	record sdk-clients - "clients add" FAIL "tairseach-mcp clients add failed"
+	indent "$work/clients-add.log"
+elif ! http_bridge clients-bridge --manifests "$work/manifests" --clients "$clients_file"; then
+	record sdk-clients - "bridge start" FAIL "no 'serving MCP on' line within 10s"
+	indent "$work/clients-bridge.log"
+else
+	READER_TOKEN="$reader_token" WRITER_TOKEN="$writer_token" LIMITED_TOKEN="$limited_token" \
+		checks sdk-clients "$sdk_protocol" "$node" "$pkgdir/sdk-clients.mjs" --url "$url"
 fi
 
 # --------------------------------------------------------------- conformance

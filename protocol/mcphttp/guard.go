@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
 )
@@ -27,8 +28,30 @@ type Guard struct {
 	// port when given), e.g. "bridge.lan:8411".
 	AllowedHosts []string
 	// Token, when set, is the bearer token every request but /healthz
-	// must carry in Authorization.
+	// must carry in Authorization. With named clients it is the owner's,
+	// with every right.
 	Token string
+	// Clients, when set, resolves a bearer token to the named client it
+	// belongs to (a clients file); named reports whether the bridge has
+	// named clients now. While it has, every request but /healthz must
+	// carry the owner's token or a client's, loopback included, and a
+	// client's selects the client. It must not block.
+	Clients func(token string) (c Client, named bool)
+}
+
+// Client is a named client, as the handler serves it: its sessions serve
+// its view with its rights, and its calls draw on its rate.
+type Client interface {
+	// Session returns the options of the client's sessions: its
+	// principal, its view and its rights. The handler sets Transport.
+	Session() protocol.SessionOptions
+	// Admit takes n calls from the client's rate; when the client is
+	// over it, it takes none and returns how long until it may make
+	// them (answered 429). It must not block.
+	Admit(n int) (retryAfter time.Duration, ok bool)
+	// Revoked returns a channel closed once the client is removed or its
+	// token replaced: its sessions end (see Handler.EndRevoked).
+	Revoked() <-chan struct{}
 }
 
 // Decision is what the guard says of a request: Allow, or the status to
@@ -36,20 +59,38 @@ type Guard struct {
 type Decision struct {
 	Status int    // 0 when allowed
 	Reason string // for the response body and the log; never the token
+	// Client is the named client the request's token selects; nil for
+	// the owner's token, and without named clients.
+	Client Client
 }
 
 // Check decides on r. checkToken is false for the health endpoint, which
 // tells nothing secret.
 func (g *Guard) Check(r *http.Request, checkToken bool) Decision {
 	if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(o) {
-		return Decision{http.StatusForbidden, "origin not allowed: " + o}
+		return Decision{Status: http.StatusForbidden, Reason: "origin not allowed: " + o}
 	}
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !g.hostAllowed(r.Host, local) {
-		return Decision{http.StatusForbidden, "host not allowed: " + r.Host}
+		return Decision{Status: http.StatusForbidden, Reason: "host not allowed: " + r.Host}
 	}
-	if checkToken && g.Token != "" && !g.tokenMatches(r.Header.Get("Authorization")) {
-		return Decision{http.StatusUnauthorized, "missing or wrong bearer token"}
+	if !checkToken {
+		return Decision{}
+	}
+	header := r.Header.Get("Authorization")
+	if g.Clients != nil {
+		token, _ := bearer(header)
+		switch c, named := g.Clients(token); {
+		case c != nil:
+			return Decision{Client: c}
+		case named && (g.Token == "" || !g.tokenMatches(header)):
+			return Decision{Status: http.StatusUnauthorized, Reason: "missing or wrong bearer token: this bridge serves named clients, each with its own token"}
+		case named:
+			return Decision{} // the owner
+		}
+	}
+	if g.Token != "" && !g.tokenMatches(header) {
+		return Decision{Status: http.StatusUnauthorized, Reason: "missing or wrong bearer token"}
 	}
 	return Decision{}
 }

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -99,9 +100,9 @@ type Handler struct {
 
 	mu       sync.Mutex
 	draining bool
-	active   sync.WaitGroup                 // requests being served; Add under mu
-	modern   map[*protocol.Session]struct{} // the sessions of modern requests being served
-	streams  int                            // modern listen streams open
+	active   sync.WaitGroup               // requests being served; Add under mu
+	modern   map[*protocol.Session]Client // the sessions of modern requests being served, and their named client (or nil)
+	streams  int                          // modern listen streams open
 }
 
 // NewHandler returns a handler serving srv. The caller ends it with
@@ -128,7 +129,7 @@ func NewHandler(srv *protocol.Server, opts Options) *Handler {
 		opts.KeepAlive = DefaultKeepAlive
 	}
 	h := &Handler{srv: srv, opts: opts, log: zerolog.Nop(), stop: make(chan struct{}), swept: make(chan struct{}),
-		sessions: sessions{max: opts.MaxSessions, byID: map[string]*session{}}, modern: map[*protocol.Session]struct{}{},
+		sessions: sessions{max: opts.MaxSessions, byID: map[string]*session{}}, modern: map[*protocol.Session]Client{},
 		conns: conns{max: opts.MaxConnections, open: map[net.Conn]struct{}{}}}
 	if opts.Logger != nil {
 		h.log = *opts.Logger
@@ -153,7 +154,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if d := h.opts.Guard.Check(r, true); d.Status != 0 {
+	d := h.opts.Guard.Check(r, true)
+	if d.Status != 0 {
 		h.log.Warn().Int("status", d.Status).Str("reason", d.Reason).Str("remote", r.RemoteAddr).Msg("request refused")
 		if d.Status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="tairseach-mcp"`)
@@ -168,7 +170,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.active.Done()
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, d.Client)
 	case http.MethodGet:
 		h.get(w, r)
 	case http.MethodDelete:
@@ -190,8 +192,9 @@ func (h *Handler) enter() bool {
 	return true
 }
 
-// post serves a POST: one message, or a 2025-03-26 batch.
-func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+// post serves a POST: one message, or a 2025-03-26 batch; c is the named
+// client it is for, or nil.
+func (h *Handler) post(w http.ResponseWriter, r *http.Request, c Client) {
 	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
 		refuse(w, http.StatusUnsupportedMediaType, protocol.CodeInvalidRequest, "Content-Type must be application/json")
 		return
@@ -226,39 +229,42 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	// A legacy version, or none, is a legacy request unless its body says
 	// otherwise; any other version is answered as the modern era does.
 	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !protocol.IsLegacyVersion(v) || v == "" && protocol.IsModernVersion(env.ProtocolVersion) {
-		h.postModern(w, r, body, res, env)
+		h.postModern(w, r, body, res, env, c)
 		return
 	}
-	h.postLegacy(w, r, body, res, env)
+	h.postLegacy(w, r, body, res, env, c)
 }
 
 // postModern serves a POST of the modern era: a request on its own, with
-// the headers that mirror its body checked first. res counts the body.
-func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte, res *protocol.Reservation, env protocol.Envelope) {
+// the headers that mirror its body checked first. res counts the body; c
+// is the named client it is for, or nil.
+func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte, res *protocol.Reservation, env protocol.Envelope, c Client) {
 	if err := checkHeaders(r, env); err != nil {
 		writeError(w, http.StatusBadRequest, env.ID, err)
 		return
 	}
+	o := sessionOptions(r, c)
 	if env.Method == "tools/call" {
 		// Against the current list: a client that mirrors an older one is
 		// refused, and lists the tools again, as the specification says.
-		if err := checkParamHeaders(r.Header, h.srv.Tools.Tools().ParamHeaders(env.Name), body); err != nil {
+		if err := checkParamHeaders(r.Header, h.tools(o).Tools().ParamHeaders(env.Name), body); err != nil {
 			writeError(w, http.StatusBadRequest, env.ID, err)
 			return
 		}
+	}
+	if !h.admit(w, c, env) {
+		return
 	}
 	listen := env.Method == "subscriptions/listen"
 	if listen && !h.openStream() {
 		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many open subscriptions/listen streams; try again later")
 		return
 	}
-	// Its principal is the token's holder, else the connection.
-	who, ok := tokenPrincipal(r)
-	if !ok {
-		who = protocol.Principal{Kind: protocol.PrincipalConnection, ID: r.RemoteAddr}
+	if o.Principal.Kind == "" { // without a token: the connection
+		o.Principal = protocol.Principal{Kind: protocol.PrincipalConnection, ID: r.RemoteAddr}
 	}
-	ps := h.srv.NewSession(dropping{}, protocol.SessionOptions{Transport: "http", Principal: who})
-	if !h.track(ps) {
+	ps := h.srv.NewSession(dropping{}, o)
+	if !h.track(ps, c) {
 		ps.Close()
 		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "the server is shutting down")
 		return
@@ -347,6 +353,52 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 	if err != nil && !errors.Is(err, errGone) {
 		h.log.Debug().Err(err).Msg("event stream ended")
 	}
+}
+
+// sessionOptions returns the options of a session of the request r, for
+// the named client c (nil for none): the client's own, else those of the
+// token's holder. Without a token the principal is left zero, for the
+// caller to choose: the legacy session, or the connection.
+func sessionOptions(r *http.Request, c Client) protocol.SessionOptions {
+	var o protocol.SessionOptions
+	if c != nil {
+		o = c.Session()
+	} else if who, ok := tokenPrincipal(r); ok {
+		o.Principal = who
+	}
+	o.Transport = "http"
+	return o
+}
+
+// tools returns the tools a session of options o serves.
+func (h *Handler) tools(o protocol.SessionOptions) protocol.ToolProvider {
+	if o.Providers != nil && o.Providers.Tools != nil {
+		return o.Providers.Tools
+	}
+	return h.srv.Tools
+}
+
+// admit takes the calls of a message from its named client's rate, and
+// reports true; or answers 429, with Retry-After, and reports false when
+// the client is over its rate. The body is a JSON-RPC error with the
+// request's id (none for a batch), CodeRateLimited, and
+// data.retryAfterMs.
+func (h *Handler) admit(w http.ResponseWriter, c Client, env protocol.Envelope) bool {
+	if c == nil || env.Calls == 0 {
+		return true
+	}
+	wait, ok := c.Admit(env.Calls)
+	if ok {
+		return true
+	}
+	h.log.Debug().Str("method", env.Method).Dur("retry_after", wait).Msg("calls refused: over the client's rate")
+	w.Header().Set("Retry-After", strconv.FormatInt((protocol.RetryAfterMs(wait)+999)/1000, 10))
+	var id jsontext.Value
+	if !env.Batch {
+		id = env.ID
+	}
+	writeError(w, http.StatusTooManyRequests, id, protocol.RateLimited(wait))
+	return false
 }
 
 // dropping is the Sink of a modern request's session: such a request has

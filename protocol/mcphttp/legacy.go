@@ -10,8 +10,9 @@ import (
 )
 
 // postLegacy serves a POST of the legacy era, in its session: an
-// initialize without a session id makes one. res counts the body.
-func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte, res *protocol.Reservation, env protocol.Envelope) {
+// initialize without a session id makes one. res counts the body; c is
+// the named client it is for, or nil.
+func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte, res *protocol.Reservation, env protocol.Envelope, c Client) {
 	if v := env.ProtocolVersion; v != "" && !protocol.IsLegacyVersion(v) {
 		writeError(w, http.StatusBadRequest, env.ID, &protocol.Error{Code: protocol.CodeHeaderMismatch,
 			Message: "Header mismatch: the body's _meta names protocol " + v + ", the MCP-Protocol-Version header does not"})
@@ -23,7 +24,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte
 	switch {
 	case minted:
 		var ok bool
-		if s, ok = h.sessions.add(func() *session { return h.newSession(r) }); !ok {
+		if s, ok = h.sessions.add(func() *session { return h.newSession(r, c) }); !ok {
 			refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "too many sessions, all busy; try again later")
 			return
 		}
@@ -31,12 +32,15 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte
 		refuse(w, http.StatusBadRequest, protocol.CodeInvalidRequest, "Mcp-Session-Id is required: send initialize first")
 		return
 	default:
-		if s = h.sessions.attach(id, tokenKey(r)); s == nil {
+		if s = h.attach(id, r); s == nil {
 			refuse(w, http.StatusNotFound, protocol.CodeInvalidRequest, "unknown or ended session: initialize again")
 			return
 		}
 	}
 	defer h.sessions.detach(s)
+	if !h.admit(w, c, env) {
+		return
+	}
 	if v := s.ps.ProtocolVersion(); env.Batch && v != protocol.Version20250326 {
 		// Refused whole, as the session would, but with a status: a batch
 		// of notifications would otherwise be 202 and silently dropped.
@@ -70,11 +74,27 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte
 	h.respond(w, r, mb, false, header)
 }
 
-func (h *Handler) newSession(r *http.Request) *session {
+// newSession makes the session of an initialize, for the named client c
+// (nil for none). Its principal is the client, else the token's holder,
+// else the session itself.
+func (h *Handler) newSession(r *http.Request, c Client) *session {
 	out := &stream{}
-	// Its principal is the token's holder, else the session itself.
-	who, _ := tokenPrincipal(r)
-	return &session{id: newID(), token: tokenKey(r), ps: h.srv.NewSession(out, protocol.SessionOptions{Transport: "http", Principal: who}), out: out}
+	return &session{id: newID(), token: tokenKey(r), client: c, ps: h.srv.NewSession(out, sessionOptions(r, c)), out: out}
+}
+
+// attach returns the legacy session with id that r's credentials made,
+// attached to r (the caller detaches it); nil when there is none, or
+// when its named client was revoked meanwhile: then it ends.
+func (h *Handler) attach(id string, r *http.Request) *session {
+	s := h.sessions.attach(id, tokenKey(r))
+	if s == nil || !s.revoked() {
+		return s
+	}
+	h.sessions.detach(s)
+	if h.sessions.remove(s) {
+		s.close()
+	}
+	return nil
 }
 
 // get serves the GET stream of a legacy session: the messages of the
@@ -152,7 +172,7 @@ func (h *Handler) legacySession(w http.ResponseWriter, r *http.Request) *session
 		refuse(w, http.StatusBadRequest, protocol.CodeInvalidRequest, "Mcp-Session-Id is required")
 		return nil
 	}
-	s := h.sessions.attach(id, tokenKey(r))
+	s := h.attach(id, r)
 	if s == nil {
 		refuse(w, http.StatusNotFound, protocol.CodeInvalidRequest, "unknown or ended session: initialize again")
 	}

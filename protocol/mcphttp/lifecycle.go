@@ -103,13 +103,13 @@ func (h *Handler) sweep() {
 // track counts ps among the sessions of modern requests being served,
 // which Shutdown ends, or reports false when Shutdown has begun: so no
 // request slips between its list and its start.
-func (h *Handler) track(ps *protocol.Session) bool {
+func (h *Handler) track(ps *protocol.Session, c Client) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.draining {
 		return false
 	}
-	h.modern[ps] = struct{}{}
+	h.modern[ps] = c
 	return true
 }
 
@@ -133,6 +133,32 @@ func (h *Handler) closeStream() {
 	h.mu.Lock()
 	h.streams--
 	h.mu.Unlock()
+}
+
+// EndRevoked ends the sessions of the named clients that were revoked
+// (their Revoked channel is closed): their legacy sessions end, so that
+// the next request naming one gets 404, and its GET stream closes; and
+// their modern requests in flight end, their calls cancelled. It returns
+// once those sessions' calls have returned, and how many sessions it
+// ended. The owner of the clients calls it after revoking some.
+func (h *Handler) EndRevoked() int {
+	legacy := h.sessions.revoked()
+	h.mu.Lock()
+	var modern []*protocol.Session
+	for ps, c := range h.modern {
+		if c != nil && isClosed(c.Revoked()) {
+			modern = append(modern, ps)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range legacy {
+		h.log.Debug().Str("session", s.id[:8]).Msg("session ended: its client was revoked")
+		s.close()
+	}
+	for _, ps := range modern {
+		ps.Close() // closed again, harmlessly, as its request ends
+	}
+	return len(legacy) + len(modern)
 }
 
 // Sessions returns how many legacy sessions are open.

@@ -13,10 +13,11 @@ import (
 // its messages that belong to no request go to, the token it was made
 // with, and whether a client is using it.
 type session struct {
-	id    string
-	token string // tokenKey of the request that made it
-	ps    *protocol.Session
-	out   *stream
+	id     string
+	token  string // tokenKey of the request that made it
+	client Client // the named client it is for, or nil
+	ps     *protocol.Session
+	out    *stream
 
 	// Guarded by the sessions' lock.
 	attached int       // requests of the session being served (a POST awaiting its answer, the GET stream)
@@ -71,6 +72,18 @@ func (s *stream) close() {
 	s.mu.Unlock()
 	if cur != nil {
 		cur.close()
+	}
+}
+
+// revoked reports whether the session's named client was revoked.
+func (s *session) revoked() bool { return s.client != nil && isClosed(s.client.Revoked()) }
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -168,6 +181,21 @@ func (ss *sessions) idle(before time.Time) []*session {
 	var out []*session
 	for id, s := range ss.byID {
 		if s.attached == 0 && s.seen.Before(before) {
+			delete(ss.byID, id)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// revoked removes and returns the sessions whose named client was
+// revoked.
+func (ss *sessions) revoked() []*session {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var out []*session
+	for id, s := range ss.byID {
+		if s.revoked() {
 			delete(ss.byID, id)
 			out = append(out, s)
 		}

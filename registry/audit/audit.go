@@ -51,8 +51,9 @@ type Entry struct {
 	// Session identifies the client's session within the process.
 	Session string `json:"session,omitzero"`
 	// Principal is who the call was for, which limits and rights key
-	// on: "process" on stdio, a digest of the bearer token over HTTP
-	// ("token:3f9a0c1d2e4b5a6f"), else the session or the connection.
+	// on: a named client ("client:cursor"), else "process" on stdio, a
+	// digest of the bearer token over HTTP ("token:3f9a0c1d2e4b5a6f"),
+	// else the session or the connection.
 	Principal string `json:"principal,omitzero"`
 	// Client and ClientVersion are what the client calls itself (its
 	// clientInfo), made safe: see safetext.Field.

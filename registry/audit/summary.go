@@ -72,9 +72,12 @@ type Summary struct {
 	Calls  int `json:"calls"`
 	Errors int `json:"errors"`
 	// Tools has one row per thing called (tool, resource, prompt), the
-	// most called first; Clients one per client name.
-	Tools   []Row `json:"tools"`
-	Clients []Row `json:"clients"`
+	// most called first; Clients one per client name (what the client
+	// calls itself); Principals one per principal (who the call was for:
+	// a named client, a token's holder, the process).
+	Tools      []Row `json:"tools"`
+	Clients    []Row `json:"clients"`
+	Principals []Row `json:"principals"`
 	// Confirmations counts the calls the user was asked to confirm, by
 	// answer.
 	Confirmations Confirmations `json:"confirmations"`
@@ -204,6 +207,7 @@ func summarize(ctx context.Context, rs []io.Reader, f Filter) (*Summary, error) 
 // tally counts entries as they are read.
 type tally struct {
 	rows, clients      map[string]*rowTally
+	principals         map[string]*rowTally
 	first, last        string
 	confirmations      Confirmations
 	dropped            int64
@@ -224,7 +228,7 @@ type errorKey struct {
 }
 
 func newTally() *tally {
-	return &tally{rows: map[string]*rowTally{}, clients: map[string]*rowTally{}, confirmations: Confirmations{Answers: map[string]int{}, Refusals: map[string]int{}}}
+	return &tally{rows: map[string]*rowTally{}, clients: map[string]*rowTally{}, principals: map[string]*rowTally{}, confirmations: Confirmations{Answers: map[string]int{}, Refusals: map[string]int{}}}
 }
 
 // chunk counts the lines of c.
@@ -277,6 +281,7 @@ func (t *tally) entry(e *Entry, f *Filter, w window) {
 	if c := t.row(t.clients, e.Client, cmp.Or(e.Client, "(unnamed)"), e); e.ClientVersion != "" {
 		c.versions[e.ClientVersion] = true
 	}
+	t.row(t.principals, e.Principal, cmp.Or(e.Principal, "(unknown)"), e)
 }
 
 // canonicalTime reports whether e's time is in the layout Timestamp
@@ -323,7 +328,7 @@ func (t *tally) row(m map[string]*rowTally, key, name string, e *Entry) *rowTall
 }
 
 func (t *tally) merge(o *tally) {
-	for _, pair := range []struct{ into, from map[string]*rowTally }{{t.rows, o.rows}, {t.clients, o.clients}} {
+	for _, pair := range []struct{ into, from map[string]*rowTally }{{t.rows, o.rows}, {t.clients, o.clients}, {t.principals, o.principals}} {
 		for k, r := range pair.from {
 			into := pair.into[k]
 			if into == nil {
@@ -366,6 +371,7 @@ func (t *tally) summary() *Summary {
 	}
 	s.Tools, s.Calls, s.Errors = rows(t.rows)
 	s.Clients, _, _ = rows(t.clients)
+	s.Principals, _, _ = rows(t.principals)
 	return s
 }
 

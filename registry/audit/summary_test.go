@@ -35,7 +35,7 @@ func testLog(t *testing.T) string {
 		return Timestamp(time.Date(2025, 6, 1, 10, minute, 0, 0, time.UTC))
 	}
 	send := func(minute int, outcome string, dur float64) Entry {
-		return Entry{Time: at(minute), Kind: KindTool, Name: "t_mail_send", ManifestName: "mail.send", Client: "claude-ai", ClientVersion: "0.9",
+		return Entry{Time: at(minute), Kind: KindTool, Name: "t_mail_send", ManifestName: "mail.send", Principal: "process", Client: "claude-ai", ClientVersion: "0.9",
 			Outcome: outcome, Duration: dur, BytesIn: 100, BytesOut: 10}
 	}
 	files := map[string]string{
@@ -44,12 +44,12 @@ func testLog(t *testing.T) string {
 			"not json at all\n" +
 			`{"some":"other JSON"}` + "\n" +
 			line(t, Entry{Time: at(3), Kind: KindDropped, Dropped: 7}) +
-			line(t, Entry{Time: at(4), Kind: KindTool, Name: "t_mail_list", ManifestName: "mail.list", Client: "cursor", ClientVersion: "1.2",
+			line(t, Entry{Time: at(4), Kind: KindTool, Name: "t_mail_list", ManifestName: "mail.list", Principal: "client:cursor", Client: "cursor", ClientVersion: "1.2",
 				Outcome: "backend_error", Code: code(-32011), Duration: 5, BytesIn: 2, BytesOut: 300}),
 		path: line(t, send(5, OutcomeOK, 30)) +
-			line(t, Entry{Time: at(6), Kind: KindTool, Name: "t_mail_list", ManifestName: "mail.list", Client: "cursor", ClientVersion: "1.3",
+			line(t, Entry{Time: at(6), Kind: KindTool, Name: "t_mail_list", ManifestName: "mail.list", Principal: "client:cursor", Client: "cursor", ClientVersion: "1.3",
 				Outcome: OutcomeOK, Duration: 7, BytesIn: 2, BytesOut: 500}) +
-			line(t, Entry{Time: "2025-06-01T12:07:00+02:00", Kind: KindTool, Name: "t_mail_delete", ManifestName: "mail.delete", Client: "claude-ai",
+			line(t, Entry{Time: "2025-06-01T12:07:00+02:00", Kind: KindTool, Name: "t_mail_delete", ManifestName: "mail.delete", Principal: "client:claude", Client: "claude-ai",
 				Outcome: "declined", Confirmation: "elicitation", Answer: "decline", Duration: 4000}) +
 			`{"time":"2025-06-01T10:08:00.000Z","kind":"tool","na`, // being written
 		path + ".lock":  "",
@@ -100,6 +100,14 @@ func TestSummarizeCountsEveryCallOfEveryFile(t *testing.T) {
 				Asked: 1, Refused: 1, P50: 30, P95: 50000, Max: 50000, BytesIn: 400, BytesOut: 40, LastUse: "2025-06-01T10:07:00.000Z"},
 			{Name: "cursor", Versions: []string{"1.2", "1.3"}, Calls: 2, Errors: []ErrorCount{{Outcome: "backend_error", Code: code(-32011), Count: 1}},
 				P50: 5, P95: 7, Max: 7, BytesIn: 4, BytesOut: 800, LastUse: "2025-06-01T10:06:00.000Z"},
+		},
+		Principals: []Row{
+			{Name: "process", Calls: 4, Errors: []ErrorCount{{Outcome: "timeout", Count: 1}},
+				P50: 20, P95: 50000, Max: 50000, BytesIn: 400, BytesOut: 40, LastUse: "2025-06-01T10:05:00.000Z"},
+			{Name: "client:cursor", Calls: 2, Errors: []ErrorCount{{Outcome: "backend_error", Code: code(-32011), Count: 1}},
+				P50: 5, P95: 7, Max: 7, BytesIn: 4, BytesOut: 800, LastUse: "2025-06-01T10:06:00.000Z"},
+			{Name: "client:claude", Calls: 1, Errors: []ErrorCount{{Outcome: "declined", Count: 1}}, Asked: 1, Refused: 1,
+				P50: 4000, P95: 4000, Max: 4000, LastUse: "2025-06-01T10:07:00.000Z"},
 		},
 		Confirmations: Confirmations{Asked: 1, Answers: map[string]int{"decline": 1}},
 		Dropped:       7, Truncated: 1, Foreign: 2,

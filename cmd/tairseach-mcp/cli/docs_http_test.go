@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tairseach/tairseach-mcp/registry/clients"
 )
 
 // docsDir is the repository's docs folder.
@@ -128,5 +130,28 @@ func plistStrings(t *testing.T, r io.Reader) map[string][]string {
 				out[key] = append(out[key], string(tok))
 			}
 		}
+	}
+}
+
+// The example clients file of docs/clients.md is one a bridge reads.
+func TestClientsDocsExampleIsAClientsFile(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(docsDir, "clients.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "\n## Named clients")
+	_, example, ok := strings.Cut(section, "```json\n")
+	example, _, _ = strings.Cut(example, "```")
+	if !ok {
+		t.Fatal("docs/clients.md has no example clients file")
+	}
+	path := filepath.Join(t.TempDir(), "clients.json")
+	writeFile(t, path, example, 0o600)
+	f, err := clients.Read(path)
+	if err != nil {
+		t.Fatalf("the example: %v", err)
+	}
+	if len(f.Clients) != 3 {
+		t.Errorf("the example has %d clients", len(f.Clients))
 	}
 }

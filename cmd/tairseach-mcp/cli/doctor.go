@@ -58,8 +58,9 @@ func newDoctorCmd(e *env, opts *options) *cobra.Command {
 		Long: `doctor checks what a working setup needs, one line each (✓ ok, ! warning, ✗ failure,
 - information) with the fix to apply: the backend's socket, the manifest folders, the
 client-visible tool names, the size of the tool list against the limits of common
-clients, the bridge's entry in each MCP client found on this machine, the audit log, and
-that stdout carries nothing but MCP messages (it starts this binary with the same flags,
+clients, the bridge's entry in each MCP client found on this machine, the named clients
+of the clients file (those whose policy hides every tool, and those no installed config
+uses), the audit log, and that stdout carries nothing but MCP messages (it starts this binary with the same flags,
 as a client would, and runs a short session). The exit status is 1 when a check fails.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -79,7 +80,8 @@ as a client would, and runs a short session). The exit status is 1 when a check 
 }
 
 func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) error {
-	snap := newRegistry(opts, nil, nil, nil, nil).Snapshot()
+	reg := newRegistry(opts, nil, nil, nil, nil)
+	snap := reg.Snapshot()
 	tr := runSession(ctx, d.exe, d.args, nil)
 	rs := []result{checkSocket(ctx, opts)}
 	rs = append(rs, checkManifests(opts.manifests, snap)...)
@@ -90,6 +92,7 @@ func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) erro
 		rs = append(rs, result{"clients", statusFail, err.Error(), "set it to your home folder"})
 	} else {
 		rs = append(rs, checkClients(ctx, m, d.exe, d.name)...)
+		rs = append(rs, checkNamedClients(opts.clients, opts.client, reg, m, d.name)...)
 	}
 	rs = append(rs, checkAudit(opts.audit), checkSession(tr))
 	failed := false

@@ -1,17 +1,23 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/tairseach/tairseach-mcp/cmd/tairseach-mcp/clientconfig"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
+	"github.com/tairseach/tairseach-mcp/registry/clients"
 )
 
 // installOptions are the flags of install and uninstall.
@@ -20,6 +26,7 @@ type installOptions struct {
 	list  bool
 	audit bool   // add --audit-log with the default path
 	url   string // reach a bridge serving HTTP there instead of starting one
+	yes   bool   // with --url and --client: rotate the client's token without asking
 }
 
 func newInstallCmd(e *env, opts *options) *cobra.Command {
@@ -36,10 +43,17 @@ The previous file is kept as FILE.bak. See docs/clients.md.
 With --url, the entry instead reaches a bridge already serving HTTP
 (tairseach-mcp --transport http) at that URL, in the client's own format, with the
 bearer token of TAIRSEACH_AUTH_TOKEN or --auth-token-file when one is set; every
-client but claude-desktop can. See docs/http.md.`,
+client but claude-desktop can. See docs/http.md.
+
+With --client NAME, the entry is that named client's (see 'tairseach-mcp clients'):
+a bridge started over stdio gets --client NAME, and serves NAME's policy; with --url,
+NAME's token is replaced by a new one (after asking, unless --yes), which the entry
+carries.`,
 		Example: `  tairseach-mcp install claude-desktop
   tairseach-mcp install cursor --socket ~/run/tairseach.sock --dry-run
   tairseach-mcp install vscode --url http://127.0.0.1:8411/mcp
+  tairseach-mcp install claude-desktop --client claude-desktop
+  tairseach-mcp install cursor --url http://127.0.0.1:8411/mcp --client cursor
   tairseach-mcp install --list`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,6 +84,8 @@ client but claude-desktop can. See docs/http.md.`,
 	cmd.Flags().BoolVar(&o.list, "list", false, "show the clients found on this machine and whether the bridge is installed there")
 	cmd.Flags().BoolVar(&o.audit, "audit", false, "record every call in ~/.tairseach/audit.log, which every client's bridge shares (adds --audit-log; see 'tairseach-mcp stats')")
 	cmd.Flags().StringVar(&o.url, "url", "", "reach the bridge serving HTTP at this URL (http://127.0.0.1:8411/mcp) instead of starting one; with the token of TAIRSEACH_AUTH_TOKEN or --auth-token-file")
+	cmd.Flags().BoolVar(&o.yes, "yes", false, "with --url and --client: replace the client's token without asking")
+	cmd.Flags().Lookup("client").Usage = "the named client the entry is (see 'tairseach-mcp clients'): over stdio the bridge serves its policy; with --url, its token is replaced and written into the entry (env TAIRSEACH_CLIENT)"
 	return cmd
 }
 
@@ -152,7 +168,7 @@ func checkExecutable(p string) error {
 }
 
 // pathFlags are the flags whose values are paths, written absolute.
-var pathFlags = map[string]bool{"socket": true, "manifests": true, "audit-log": true}
+var pathFlags = map[string]bool{"socket": true, "manifests": true, "audit-log": true, "clients": true}
 
 // serverArgs lists the settings of a bridge over stdio that the command
 // line set to something other than their defaults, as --name=value: not
@@ -198,6 +214,12 @@ func installCommand(e *env, opts *options, args []string, o installOptions, exe 
 	if err != nil {
 		return err
 	}
+	if opts.client != "" {
+		// The bridge would refuse to start without it.
+		if _, err := clientsFileWith(opts.clients, opts.client); err != nil {
+			return err
+		}
+	}
 	entry := clientconfig.CommandEntry{Command: exe, Args: serverArgs(flags, m.Home)}
 	if o.audit && !flags.Changed("audit-log") {
 		entry.Args = append(entry.Args, "--audit-log="+defaultAuditLog(m.Home))
@@ -228,14 +250,85 @@ func installURL(e *env, opts *options, args []string, o installOptions, flags *p
 	if err != nil {
 		return err
 	}
+	if opts.client != "" {
+		if flags.Changed("auth-token-file") {
+			return usageError{errors.New("--client writes the named client's token, --auth-token-file the owner's: give one of them")}
+		}
+		return installClientURL(e, opts, m, c, o, flags)
+	}
 	token, err := opts.http.bearerToken()
 	if err != nil {
 		return err
 	}
-	if ignored := serverArgs(flags, m.Home); len(ignored) > 0 {
+	if ignored := bridgeArgs(flags, m.Home); len(ignored) > 0 {
 		fmt.Fprintf(e.stdout, "Not written (they are the HTTP bridge's flags, set where it runs): %s\n", strings.Join(ignored, " "))
 	}
 	return clientconfig.Install(e.stdout, m, c, clientconfig.NewURLEntry(o.url, token), o.Options)
+}
+
+// bridgeArgs are serverArgs less the named client's, which install --url
+// takes for itself.
+func bridgeArgs(flags *pflag.FlagSet, home string) []string {
+	return slices.DeleteFunc(serverArgs(flags, home), func(a string) bool {
+		return strings.HasPrefix(a, "--client=") || strings.HasPrefix(a, "--clients=")
+	})
+}
+
+// installClientURL installs an entry that reaches the HTTP bridge at
+// o.url as the named client opts.client, with a new token: the file
+// keeps only its tokens' hashes, so the one the client has cannot be
+// written. The token is replaced once the entry is written (asking
+// first, unless --yes), so that a refusal leaves both as they were.
+func installClientURL(e *env, opts *options, m clientconfig.Machine, c clientconfig.Client, o installOptions, flags *pflag.FlagSet) error {
+	f, err := clientsFileWith(opts.clients, opts.client)
+	if err != nil {
+		return err
+	}
+	if ignored := bridgeArgs(flags, m.Home); len(ignored) > 0 {
+		fmt.Fprintf(e.stdout, "Not written (they are the HTTP bridge's flags, set where it runs): %s\n", strings.Join(ignored, " "))
+	}
+	if o.DryRun {
+		fmt.Fprintf(e.stdout, "Would replace the token of client %s in %s, and write the new one into the entry.\n", opts.client, opts.clients)
+		return clientconfig.Install(e.stdout, m, c, clientconfig.NewURLEntry(o.url, "tsk_…"), o.Options)
+	}
+	if !o.yes {
+		if !isTerminal(e.stdin) {
+			return fmt.Errorf("install --client %s replaces %s's token, and the one it has now stops working: pass --yes to do so from a script", opts.client, opts.client)
+		}
+		fmt.Fprintf(e.stderr, "Replace the token of client %s, and write the new one into %s's config? Whatever holds the one it has now is refused from then on. [y/N] ", safetext.Line(opts.client), c.Title)
+		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return errors.New("nothing changed")
+		}
+	}
+	token, err := f.Rotate(opts.client, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := clientconfig.Install(e.stdout, m, c, clientconfig.NewURLEntry(o.url, token), o.Options); err != nil {
+		return err
+	}
+	if err := f.Save(opts.clients); err != nil {
+		return fmt.Errorf("%s's config holds a new token for %s, but %s could not be written (%w): run install again", c.Title, opts.client, opts.clients, err)
+	}
+	fmt.Fprintf(e.stdout, "Replaced the token of client %s in %s.\n", opts.client, opts.clients)
+	return nil
+}
+
+// clientsFileWith reads the clients file at path, which must name the
+// client name.
+func clientsFileWith(path, name string) (*clients.File, error) {
+	f, err := clients.Read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--client %s: there is no clients file at %s; add the client first: tairseach-mcp clients add %s", name, path, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := f.Clients[name]; !ok {
+		return nil, fmt.Errorf("--client %s: %s has no such client (see tairseach-mcp clients list)", name, path)
+	}
+	return f, nil
 }
 
 // checkURL checks install's --url: the http or https URL of a bridge's

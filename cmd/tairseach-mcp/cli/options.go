@@ -17,6 +17,7 @@ import (
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/registry"
 	"github.com/tairseach/tairseach-mcp/registry/audit"
+	"github.com/tairseach/tairseach-mcp/registry/clients"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -53,6 +54,8 @@ type options struct {
 	confirm        []string
 	confirmDeny    string           // --confirm-unsupported
 	confirmPolicy  registry.Confirm // of confirm and confirmDeny, made by resolve
+	clients        string           // --clients: the clients file
+	client         string           // --client: the named client a bridge over stdio serves
 	logLevelSet    bool             // --log-level or its variable was given
 	fromEnv        []string         // the flags set from their variables
 	http           httpOptions
@@ -79,11 +82,12 @@ const (
 	logFlags                       // the stderr log
 	sessionFlags                   // a client's session: its messages, its calls, what it is told
 	auditFlags                     // the audit log
+	clientFlags                    // the clients file, and the named client a bridge over stdio serves
 	httpFlags                      // --transport, and the HTTP bridge's listener, security and limits
 
 	// entryFlags are the settings of a bridge a client starts over
 	// stdio: what its entry in the client's file may carry.
-	entryFlags = catalogFlags | filterFlags | policyFlags | backendFlags | checkFlags | logFlags | sessionFlags | auditFlags
+	entryFlags = catalogFlags | filterFlags | policyFlags | backendFlags | checkFlags | logFlags | sessionFlags | auditFlags | clientFlags
 	allFlags   = entryFlags | httpFlags
 )
 
@@ -126,6 +130,8 @@ var settings = []setting{
 	{auditFlags, "audit-values", "TAIRSEACH_AUDIT_VALUES", "also record the arguments' values in the audit log, secrets redacted by name and schema"},
 	{auditFlags, "audit-max-size", "TAIRSEACH_AUDIT_MAX_SIZE", "size at which the audit log is rotated (bytes, or with a unit: 10MiB)"},
 	{auditFlags, "audit-keep", "TAIRSEACH_AUDIT_KEEP", "rotated audit logs kept beside it (PATH.1 the newest)"},
+	{clientFlags, "clients", "TAIRSEACH_CLIENTS", "the clients file: named clients, each with its token (over HTTP) and its policy (see 'tairseach-mcp clients'); with one, every HTTP request needs a client's token or the owner's (default ~/.tairseach/clients.json)"},
+	{clientFlags, "client", "TAIRSEACH_CLIENT", "over stdio: serve the named client of the clients file, with its policy (what a desktop client's entry names; over HTTP its token selects it)"},
 	{httpFlags, "transport", "TAIRSEACH_TRANSPORT", "MCP transport: stdio (what desktop clients start), or http (Streamable HTTP, one bridge for many clients; see --listen)"},
 	{httpFlags, "listen", "TAIRSEACH_LISTEN", "with --transport http: where to listen, 127.0.0.1:PORT, [::1]:PORT, HOST:0 for any free port, or unix:PATH for a Unix socket"},
 	{httpFlags, "allowed-origins", "TAIRSEACH_ALLOWED_ORIGINS", "browser origins allowed besides loopback ones, exactly as sent (https://app.example); repeatable, or comma-separated"},
@@ -234,6 +240,10 @@ func (o *options) add(fs *pflag.FlagSet, name, usage string) {
 		sizeVar(fs, &o.audit.maxSize, name, audit.DefaultMaxSize, usage)
 	case "audit-keep":
 		countVar(fs, &o.audit.keep, name, audit.DefaultKeep, usage)
+	case "clients":
+		fs.StringVar(&o.clients, name, "", usage)
+	case "client":
+		fs.StringVar(&o.client, name, "", usage)
 	default:
 		if !o.http.add(fs, name, usage) {
 			panic("cli: no setting " + name)
@@ -250,7 +260,7 @@ func bindEnv(fs *pflag.FlagSet, getenv func(string) (string, bool)) ([]string, e
 	var set []string
 	for _, s := range settings {
 		f := fs.Lookup(s.flag)
-		if f == nil || f.Changed {
+		if f == nil || f.Changed || isOwn(f) {
 			continue
 		}
 		v, ok := getenv(s.env)
@@ -348,8 +358,45 @@ func (o *options) resolve() error {
 		o.socket = defaultSocket(home)
 	}
 	o.socket = expandHome(o.socket, home)
+	if err := o.resolveClients(home); err != nil {
+		return err
+	}
 	return o.audit.resolve(home)
 }
+
+// resolveClients fills in the clients file's default path and checks
+// --client.
+func (o *options) resolveClients(home string) error {
+	if o.clients == "" {
+		o.clients = defaultClientsFile(home)
+	}
+	o.clients = expandHome(o.clients, home)
+	if o.client == "" {
+		return nil
+	}
+	if o.transport == "http" {
+		return usageError{errors.New("--client names the client a bridge over stdio serves; over HTTP each client's token selects it")}
+	}
+	if err := clients.CheckName(o.client); err != nil {
+		return usageError{fmt.Errorf("--client: %w", err)}
+	}
+	return nil
+}
+
+// defaultClientsFile is where the clients file is unless --clients says.
+func defaultClientsFile(home string) string { return filepath.Join(home, ".tairseach", "clients.json") }
+
+// ownAnnotation marks a command's own flag that has the name of a
+// setting, such as clients add's --read-only: it is not that setting, and
+// its variable does not set it.
+const ownAnnotation = "tairseach-own"
+
+// own marks the flag name of fs as the command's own (see ownAnnotation).
+func own(fs *pflag.FlagSet, name string) {
+	_ = fs.SetAnnotation(name, ownAnnotation, []string{"true"}) // the flag was just added
+}
+
+func isOwn(f *pflag.Flag) bool { return f.Annotations[ownAnnotation] != nil }
 
 // splitPatterns splits comma-separated patterns, as the variables give
 // them, and drops empty ones.

@@ -156,6 +156,7 @@ see its --help.`,
 		newInstallCmd(e, opts), newUninstallCmd(e),
 		newDoctorCmd(e, opts),
 		newStatsCmd(e, opts),
+		newClientsCmd(e, opts),
 	)
 	return root
 }

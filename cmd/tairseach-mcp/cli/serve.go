@@ -52,9 +52,20 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	}
 	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
 	srv.Refused = reg.RecordRefusal
+	named, err := openClients(opts, &log, srv, reg)
+	if err != nil {
+		return err
+	}
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
+	serveCtx, endSession := context.WithCancel(ctx) // ends a stdio session whose client is removed
+	defer endSession()
+	if named != nil {
+		named.end = endSession
+		// This goroutine follows the clients file until Serve returns.
+		wg.Go(func() { named.watch(watchCtx) })
+	}
 	wg.Add(1)
 	// This goroutine reports the first load, then watches the manifests
 	// until Serve returns; stopWatch ends it. A session that ended before
@@ -77,7 +88,6 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 			log.Error().Err(err).Msg("cannot watch manifests; changes need a restart")
 		}
 	}()
-	var err error
 	if opts.transport == "http" {
 		hard, cancel := context.WithCancel(context.Background())
 		stopHurry := context.AfterFunc(ctx, func() { // a second signal ends the grace period
@@ -87,7 +97,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 			case <-hard.Done():
 			}
 		})
-		err = serveHTTP(ctx, hard, e, opts, &log, srv, reg, backend)
+		err = serveHTTP(ctx, hard, e, opts, &log, srv, reg, backend, named)
 		stopHurry()
 		cancel()
 	} else {
@@ -95,7 +105,11 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 			// Someone ran the bridge by hand; MCP clients start it with pipes.
 			fmt.Fprintln(e.stderr, "tairseach-mcp serves MCP on stdin/stdout: type JSON-RPC requests, one per line, or press Ctrl-D to quit.\nTry: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}   (tairseach-mcp --help for more)")
 		}
-		err = srv.Serve(ctx, e.stdin, e.stdout)
+		if named != nil {
+			err = srv.ServeSession(serveCtx, e.stdin, e.stdout, named.session())
+		} else {
+			err = srv.Serve(ctx, e.stdin, e.stdout)
+		}
 	}
 	stopWatch()
 	wg.Wait()

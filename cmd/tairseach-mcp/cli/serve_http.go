@@ -24,7 +24,7 @@ import (
 // ends (a signal), then shuts down within the grace period: new requests
 // get 503, calls in flight are answered, streams close. hard ends the
 // grace period early (a second signal).
-func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Logger, srv *protocol.Server, reg *registry.Registry, backend *socketclient.Client) error {
+func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Logger, srv *protocol.Server, reg *registry.Registry, backend *socketclient.Client, named *namedClients) error {
 	ho := &opts.http
 	ep, err := ho.endpoint()
 	if err != nil {
@@ -37,10 +37,16 @@ func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Log
 	}
 	hopts := ho.handlerOptions()
 	hopts.Health, hopts.Logger = healthReport(reg, backend), lg
+	if named != nil {
+		hopts.Guard.Clients = named.lookup
+	}
 	h := mcphttp.NewHandler(srv, hopts)
+	if named != nil {
+		named.handler.Store(h)
+	}
 	hs := ho.server(h, lg)
 	h.CountConnections(hs) // --max-connections
-	url, access := describe(ep, ln, tls, ho)
+	url, access := describe(ep, ln, tls, ho, named)
 	fmt.Fprintf(e.stderr, "serving MCP on %s (%s)\n", url, access)
 	lg.Info().Str("url", url).Str("access", access).Msg("serving over HTTP")
 
@@ -129,7 +135,7 @@ func (l peerChecked) Accept() (net.Conn, error) {
 
 // describe says where the bridge serves and who may use it, for the line
 // printed at start.
-func describe(ep endpoint, ln net.Listener, tls bool, ho *httpOptions) (url, access string) {
+func describe(ep endpoint, ln net.Listener, tls bool, ho *httpOptions, named *namedClients) (url, access string) {
 	scheme := "http"
 	if tls {
 		scheme = "https"
@@ -146,9 +152,16 @@ func describe(ep endpoint, ln net.Listener, tls bool, ho *httpOptions) (url, acc
 			parts = append(parts, "reachable from the network")
 		}
 	}
-	if ho.token == "" {
+	switch {
+	case named != nil && named.set.Named():
+		who := plural(len(named.set.Clients()), "named client") + " with their tokens"
+		if ho.token != "" {
+			who += ", and the owner's"
+		}
+		parts = append(parts, "bearer token required: "+who)
+	case ho.token == "":
 		parts = append(parts, "no token")
-	} else {
+	default:
 		parts = append(parts, "bearer token required")
 	}
 	if n := len(ho.allowedOrigins); n > 0 {

@@ -25,6 +25,7 @@ import (
 type statsOptions struct {
 	since, until string
 	tool         string
+	by           string // client or principal: what the second table groups by
 	asJSON       bool
 	now          func() time.Time
 }
@@ -37,7 +38,9 @@ func newStatsCmd(e *env, opts *options) *cobra.Command {
 		Long: `stats reads the audit log (PATH, else the one --audit-log names, else
 ~/.tairseach/audit.log) with its rotated files, and shows for each tool its calls, its
 errors by kind, the median, 95th percentile and longest duration, the bytes in and out
-and its last use; then the same per client, and the confirmations asked and refused.
+and its last use; then the same per client (what each calls itself; --by principal:
+per named client, token or process, whom each call was for), and the confirmations
+asked and refused.
 Lines that are not entries (the end of a line being written, one left by a killed
 bridge) are counted and skipped. See docs/audit.md.`,
 		Example: `  tairseach-mcp stats
@@ -60,12 +63,16 @@ bridge) are counted and skipped. See docs/audit.md.`,
 	cmd.Flags().StringVar(&so.since, "since", "", "only calls at or after this time: a duration ago (24h, 7d) or a date and time (2025-06-01, 2025-06-01T15:04)")
 	cmd.Flags().StringVar(&so.until, "until", "", "only calls before this time, written as for --since")
 	cmd.Flags().StringVar(&so.tool, "tool", "", "only the tools whose client or manifest name matches this glob")
+	cmd.Flags().StringVar(&so.by, "by", "client", "group the second table by client (what each client calls itself) or by principal (the named client, token or process each call was for)")
 	cmd.Flags().BoolVar(&so.asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }
 
 func runStats(ctx context.Context, w io.Writer, logPath string, so statsOptions) error {
 	f := audit.Filter{Tool: so.tool}
+	if so.by != "" && so.by != "client" && so.by != "principal" {
+		return usageError{fmt.Errorf("--by is client or principal, not %q", so.by)}
+	}
 	if _, err := path.Match(so.tool, ""); err != nil {
 		return usageError{fmt.Errorf("--tool %q: %w", so.tool, err)}
 	}
@@ -87,7 +94,7 @@ func runStats(ctx context.Context, w io.Writer, logPath string, so statsOptions)
 	if so.asJSON {
 		return writeJSON(w, s)
 	}
-	printStats(w, s, now.Location(), isTerminal(w))
+	printStats(w, s, so.by, now.Location(), isTerminal(w))
 	return nil
 }
 
@@ -117,9 +124,9 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is neither a duration ago (24h, 7d) nor a time (2025-06-01, 2025-06-01T15:04, or RFC 3339)", s)
 }
 
-// printStats writes the summary as tables, times in loc, with bars when
-// w is a terminal.
-func printStats(w io.Writer, s *audit.Summary, loc *time.Location, bars bool) {
+// printStats writes the summary as tables, the second by client or by
+// principal, times in loc, with bars when w is a terminal.
+func printStats(w io.Writer, s *audit.Summary, by string, loc *time.Location, bars bool) {
 	rotated := ""
 	if n := len(s.Files) - 1; n > 0 {
 		rotated = fmt.Sprintf(" (and %s)", plural(n, "rotated file"))
@@ -131,7 +138,11 @@ func printStats(w io.Writer, s *audit.Summary, loc *time.Location, bars bool) {
 		fmt.Fprintf(w, "%s, %s, from %s to %s\n\n", plural(s.Calls, "call"), errorShare(s.Errors, s.Calls), localTime(s.First, loc), localTime(s.Last, loc))
 		printRows(w, "TOOL", s.Tools, loc, bars)
 		fmt.Fprintln(w)
-		printRows(w, "CLIENT", s.Clients, loc, bars)
+		if by == "principal" {
+			printRows(w, "PRINCIPAL", s.Principals, loc, bars)
+		} else {
+			printRows(w, "CLIENT", s.Clients, loc, bars)
+		}
 	}
 	if c := s.Confirmations; c.Asked > 0 {
 		var answers []string

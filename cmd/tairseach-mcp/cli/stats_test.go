@@ -19,13 +19,13 @@ func auditLog(t *testing.T) string {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	var b strings.Builder
 	for _, e := range []audit.Entry{
-		{Time: "2025-06-01T10:00:00.000Z", Kind: "tool", Name: "tairseach_mail_send", ManifestName: "mail.send", Client: "claude-ai", ClientVersion: "0.9",
+		{Time: "2025-06-01T10:00:00.000Z", Kind: "tool", Name: "tairseach_mail_send", ManifestName: "mail.send", Principal: "client:claude", Client: "claude-ai", ClientVersion: "0.9",
 			Outcome: "ok", Duration: 120, BytesIn: 300, BytesOut: 2048},
-		{Time: "2025-06-01T10:01:00.000Z", Kind: "tool", Name: "tairseach_mail_send", ManifestName: "mail.send", Client: "claude-ai", ClientVersion: "0.9",
+		{Time: "2025-06-01T10:01:00.000Z", Kind: "tool", Name: "tairseach_mail_send", ManifestName: "mail.send", Principal: "client:claude", Client: "claude-ai", ClientVersion: "0.9",
 			Outcome: "backend_error", Code: new(int64(-32011)), Duration: 40, BytesIn: 300, BytesOut: 60},
-		{Time: "2025-06-01T10:02:00.000Z", Kind: "tool", Name: "tairseach_mail_search", ManifestName: "mail.search", Client: "cursor", ClientVersion: "1.2",
+		{Time: "2025-06-01T10:02:00.000Z", Kind: "tool", Name: "tairseach_mail_search", ManifestName: "mail.search", Principal: "client:cursor", Client: "cursor", ClientVersion: "1.2",
 			Outcome: "ok", Duration: 2500, BytesIn: 20, BytesOut: 3 << 20},
-		{Time: "2025-06-01T10:03:00.000Z", Kind: "tool", Name: "tairseach_mail_delete", ManifestName: "mail.delete", Client: "claude-ai", ClientVersion: "0.9",
+		{Time: "2025-06-01T10:03:00.000Z", Kind: "tool", Name: "tairseach_mail_delete", ManifestName: "mail.delete", Principal: "process", Client: "claude-ai", ClientVersion: "0.9",
 			Outcome: "declined", Confirmation: "elicitation", Answer: "decline", Duration: 9000},
 	} {
 		line, err := json.Marshal(&e)
@@ -65,6 +65,30 @@ Note: 3 entries were lost by bridges that could not write them (not counted abov
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
+	}
+}
+
+// --by principal groups the second table by whom the calls were for: the
+// named client, whatever the client calls itself.
+func TestStatsByPrincipal(t *testing.T) {
+	path := auditLog(t)
+	var out strings.Builder
+	so := statsOptions{by: "principal", now: func() time.Time { return time.Date(2025, 6, 2, 0, 0, 0, 0, time.UTC) }}
+	if err := runStats(t.Context(), &out, path, so); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+PRINCIPAL      CALLS  ERRORS  P50   P95    MAX    IN    OUT   LAST USE          ERRORS BY KIND
+client:claude  2      1       40ms  120ms  120ms  600B  2.1K  2025-06-01 10:01  1 backend_error (-32011)
+client:cursor  1      0       2.5s  2.5s   2.5s   20B   3.0M  2025-06-01 10:02
+process        1      1       9.0s  9.0s   9.0s   0B    0B    2025-06-01 10:03  1 declined, 1 of 1 confirmations refused
+`
+	if !strings.Contains(out.String(), want) || strings.Contains(out.String(), "CLIENT ") {
+		t.Errorf("stats --by principal:\n%s\nwant the table\n%s", out.String(), want)
+	}
+	so.by = "token"
+	if err := runStats(t.Context(), &out, path, so); err == nil {
+		t.Error("--by token: no error")
 	}
 }
 
@@ -127,7 +151,7 @@ func TestStatsDrawsBarsOnATerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	printStats(&out, s, time.UTC, true)
+	printStats(&out, s, "client", time.UTC, true)
 	for _, want := range []string{"tairseach_mail_send    2      ████████████  1", "tairseach_mail_delete  1      ██████        1"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())

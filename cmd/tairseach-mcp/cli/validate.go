@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tairseach/tairseach-mcp/registry/clients"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol/safetext"
@@ -38,13 +43,28 @@ tairseach_notes_create) and tools kept back by --include, --exclude or --read-on
 counted in one line each; --verbose lists them, with every tool, resource, template
 and prompt not served and why.
 
+With --clients FILE it checks the clients file instead, as a bridge reads it: its
+mode (0600: a file others can read is refused), its format, one token id per client,
+well-formed globs; and the manifests too when they are named (DIR|FILE, --manifests).
+
 The exit status is 1 when any error is found (with --strict, any warning too).
-The manifest format is published as a JSON Schema for editors: manifest/manifest.schema.json.`,
+The manifest format is published as a JSON Schema for editors: manifest/manifest.schema.json;
+the clients file's beside it: manifest/clients.schema.json.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(e, opts, args, asJSON, strict, verbose)
+			// Only on the command line: a TAIRSEACH_CLIENTS set for the
+			// bridge must not turn validate away from the manifests.
+			if !cmd.Flags().Changed("clients") {
+				return runValidate(e, opts, args, asJSON, strict, verbose)
+			}
+			err := runValidateClients(e, opts.clients, asJSON)
+			if len(args) > 0 || cmd.Flags().Changed("manifests") || slices.Contains(opts.fromEnv, "manifests") {
+				err = cmp.Or(runValidate(e, opts, args, asJSON, strict, verbose), err)
+			}
+			return err
 		},
 	}
-	opts.register(cmd.Flags(), catalogFlags|filterFlags)
+	opts.register(cmd.Flags(), catalogFlags|filterFlags, "clients")
+	cmd.Flags().Lookup("clients").Usage = "check this clients file (see 'tairseach-mcp clients'), and the manifests only when they are named"
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for tools")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 on warnings as well as errors")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list renamed tools and every tool not served, with the reason")
@@ -186,3 +206,45 @@ func printValidate(e *env, rep *validateReport, verbose bool) {
 
 // kindWords name the kinds of UnservedContent in sentences.
 var kindWords = map[string]string{"resource": "resource", "resourceTemplate": "resource template", "prompt": "prompt"}
+
+// clientsReport is the output of validate --clients --json.
+type clientsReport struct {
+	File     string            `json:"file"`
+	Clients  int               `json:"clients"`
+	Errors   int               `json:"errors"`
+	Problems []clients.Problem `json:"problems"`
+}
+
+// runValidateClients checks the clients file at path as a bridge reads it.
+func runValidateClients(e *env, path string, asJSON bool) error {
+	rep := clientsReport{File: path, Problems: []clients.Problem{}}
+	f, err := clients.Read(path)
+	var fe *clients.FileError
+	switch {
+	case errors.As(err, &fe):
+		rep.Problems = fe.Problems
+	case err != nil:
+		rep.Problems = []clients.Problem{{Message: err.Error()}}
+	default:
+		rep.Clients = len(f.Clients)
+	}
+	rep.Errors = len(rep.Problems)
+	if asJSON {
+		if err := writeJSON(e.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range rep.Problems {
+			where := path
+			if p.Path != "" {
+				where += ":" + p.Path
+			}
+			fmt.Fprintln(e.stdout, safetext.Line(where+": error: "+p.Message))
+		}
+		fmt.Fprintf(e.stdout, "%s: %s; %s\n", safetext.Line(path), plural(rep.Clients, "client"), plural(rep.Errors, "error"))
+	}
+	if rep.Errors > 0 {
+		return exitStatus(exitError)
+	}
+	return nil
+}
