@@ -105,15 +105,11 @@ type Call struct {
 	mu sync.Mutex // guards what follows; never held while sending
 	at attachment // the request the call answers now; none while parked
 
-	last            float64          // the last progress value sent
-	backendProgress bool             // the provider reports progress: the heartbeats stop
-	progressQueued  bool             // a progress notification is queued, not yet written
-	progressNext    *progressParams  // the latest progress, sent once the queued one is written
-	logsQueued      int              // log messages queued, not yet written
-	dropped         int              // notifications dropped for want of room, or past their bounds
-	timers          []*pausedTimeout // the call's own time, which stops while it asks (WithTimeout)
-	asking          int              // questions waiting for their answers
-	round           int              // the input_required results the call has answered
+	logsQueued int              // log messages queued, not yet written
+	dropped    int              // notifications dropped for want of room, or past their bounds
+	timers     []*pausedTimeout // the call's own time, which stops while it asks (WithTimeout)
+	asking     int              // questions waiting for their answers
+	round      int              // the input_required results the call has answered
 
 	// In the modern era: the questions waiting for an answer, by name;
 	// the request's answers not taken yet, by name; and asked, which
@@ -129,8 +125,8 @@ type Call struct {
 type attachment struct {
 	ss       *Session
 	rq       *request
-	hold     *hold          // nil: nothing is counted
-	progress jsontext.Value // the request's progress token; nil without one
+	hold     *hold     // nil: nothing is counted
+	progress *progress // the request's progress, when it carried a token; nil without one
 }
 
 // CallOptions describe a request made outside a session, for NewCall.
@@ -286,85 +282,104 @@ func (c *Call) Progress(value, total float64, message string) bool {
 	if value <= 0 || math.IsNaN(value) || math.IsInf(value, 0) {
 		return false
 	}
-	return c.sendProgress(value, total, message, true)
-}
-
-// sendProgress sends progress: value, or with value 0 the next whole
-// number above the last value sent, a heartbeat's (fromProvider false),
-// which stops once the provider reports progress itself.
-func (c *Call) sendProgress(value, total float64, message string, fromProvider bool) bool {
-	c.mu.Lock()
-	at := c.at
-	switch {
-	case at.ss == nil || at.progress == nil:
-		c.mu.Unlock()
-		return false
-	case fromProvider:
-		c.backendProgress = true
-	case c.backendProgress:
-		c.mu.Unlock()
-		return false
-	}
-	if value == 0 {
-		value = math.Floor(c.last) + 1
-	}
-	if value <= c.last {
-		c.dropped++
-		c.mu.Unlock()
-		return false
-	}
-	c.last = value
-	p := &progressParams{ProgressToken: at.progress, Progress: value, Total: max(total, 0), Message: message}
-	if c.progressQueued {
-		c.progressNext = p // the latest says all the others would
-		c.mu.Unlock()
-		return true
-	}
-	c.progressQueued = true
-	c.mu.Unlock()
-	return c.emitProgress(at, p)
-}
-
-// emitProgress sends p to the client of at; once it is written, the
-// latest progress reported meanwhile follows.
-func (c *Call) emitProgress(at attachment, p *progressParams) bool {
-	if at.ss.notifyThen(at.rq.out, encodeNotification("notifications/progress", p), c.progressWritten) {
-		return true
-	}
-	c.mu.Lock()
-	c.progressQueued = false
-	c.dropped++
-	c.mu.Unlock()
-	return false
+	return c.attached().sendProgress(value, total, message, true)
 }
 
 // flushProgress sends the latest progress reported while the last was
 // queued, now: the provider is done, and the response follows it.
-func (c *Call) flushProgress() {
-	c.mu.Lock()
-	next := c.progressNext
-	c.progressNext = nil
-	at := c.at
-	c.mu.Unlock()
-	if next != nil && at.ss != nil {
-		next.ProgressToken = at.progress
-		at.ss.notifyThen(at.rq.out, encodeNotification("notifications/progress", next), func() {})
-	}
+func (c *Call) flushProgress() { c.attached().flushProgress() }
+
+// progress is what a request has sent of its progress: every Call that
+// answers the request (its own, a parked one it took over, the
+// heartbeats) counts on it, so that the values the client gets increase.
+type progress struct {
+	token jsontext.Value
+
+	mu           sync.Mutex
+	last         float64         // the last value sent
+	fromProvider bool            // the provider reports progress: the heartbeats stop
+	queued       bool            // a notification is queued, not yet written
+	next         *progressParams // the latest, sent once the queued one is written
+	dropped      int             // values not sent: not increasing, or no room
 }
 
-func (c *Call) progressWritten() {
-	c.mu.Lock()
-	next := c.progressNext
-	c.progressNext = nil
-	if next == nil || c.at.ss == nil {
-		c.progressQueued = false
-		c.mu.Unlock()
+// sendProgress sends progress for the request of at: value, or with
+// value 0 the next whole number above the last value sent, a heartbeat's
+// (fromProvider false), which stops once the provider reports progress
+// itself.
+func (at attachment) sendProgress(value, total float64, message string, fromProvider bool) bool {
+	pr := at.progress
+	if at.ss == nil || pr == nil {
+		return false
+	}
+	pr.mu.Lock()
+	switch {
+	case fromProvider:
+		pr.fromProvider = true
+	case pr.fromProvider:
+		pr.mu.Unlock()
+		return false
+	}
+	if value == 0 {
+		value = math.Floor(pr.last) + 1
+	}
+	if value <= pr.last {
+		pr.dropped++
+		pr.mu.Unlock()
+		return false
+	}
+	pr.last = value
+	p := &progressParams{ProgressToken: pr.token, Progress: value, Total: max(total, 0), Message: message}
+	if pr.queued {
+		pr.next = p // the latest says all the others would
+		pr.mu.Unlock()
+		return true
+	}
+	pr.queued = true
+	pr.mu.Unlock()
+	return at.emitProgress(p)
+}
+
+// emitProgress sends p; once it is written, the latest progress reported
+// meanwhile follows.
+func (at attachment) emitProgress(p *progressParams) bool {
+	pr := at.progress
+	written := func() {
+		pr.mu.Lock()
+		next := pr.next
+		pr.next = nil
+		if next == nil {
+			pr.queued = false
+		}
+		pr.mu.Unlock()
+		if next != nil {
+			at.emitProgress(next)
+		}
+	}
+	if at.ss.notifyThen(at.rq.out, encodeNotification("notifications/progress", p), written) {
+		return true
+	}
+	pr.mu.Lock()
+	pr.queued = false
+	pr.dropped++
+	pr.mu.Unlock()
+	return false
+}
+
+// flushProgress sends the latest progress reported while the last was
+// queued, now, ahead of the response.
+func (at attachment) flushProgress() {
+	pr := at.progress
+	if at.ss == nil || pr == nil {
 		return
 	}
-	next.ProgressToken = c.at.progress
-	at := c.at
-	c.mu.Unlock()
-	c.emitProgress(at, next)
+	pr.mu.Lock()
+	next := pr.next
+	pr.next = nil
+	pr.mu.Unlock()
+	if next != nil {
+		at.ss.notifyThen(at.rq.out, encodeNotification("notifications/progress", next), func() {})
+	}
 }
 
 // CanConfirm reports whether the user can be asked to confirm: the client

@@ -46,11 +46,10 @@ func (ss *Session) startCall(ctx context.Context, rq *request, info methodInfo, 
 	rq.flight = f
 	f.call = Call{srv: ss.srv, principal: ss.principal, version: rq.version, modernEra: rq.modern,
 		denySampling: ss.denySampling, denyElicitation: ss.denyElicitation}
-	// A progress token is a string or an integer, as the schema says, so
-	// what makes a valid request id. Anything else (null, which some
-	// clients send for "none", an object, a fraction) is no token: echoed,
-	// it would make notifications the client finds invalid.
-	f.call.at = attachment{ss: ss, rq: rq, hold: rq.hold, progress: progressToken(rq)}
+	f.call.at = attachment{ss: ss, rq: rq, hold: rq.hold}
+	if token := progressToken(p); token != nil {
+		f.call.at.progress = &progress{token: token}
+	}
 	if !isStream {
 		f.call.client = ss.clientOf(rq, p.meta())
 		f.call.caps = ss.capsOf(rq, p.meta())

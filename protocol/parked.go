@@ -128,7 +128,7 @@ func (ss *Session) runParked(ctx context.Context, rq *request, call *Call, in *i
 		pk = srv.startParked(ctx, call, answers, run)
 	} else {
 		call = pk.call
-		call.attach(attachment{ss: ss, rq: rq, hold: rq.hold, progress: progressToken(rq)})
+		call.attach(attachment{ss: ss, rq: rq, hold: rq.hold, progress: rq.flight.call.at.progress})
 		call.deliver(answers)
 	}
 	res, input, err := ss.awaitParked(ctx, pk, key)
@@ -330,7 +330,6 @@ func (c *Call) attach(at attachment) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.at = at
-	c.last = 0 // the retry's own progress token, if any
 }
 
 // detach parks the call: no request has it, and what it reads is counted
@@ -391,13 +390,14 @@ func (c *Call) unsent() bool {
 	return false
 }
 
-// progressToken returns rq's progress token, or nil when it carries none
-// a client could match.
-func progressToken(rq *request) jsontext.Value {
-	if f := rq.flight; f != nil {
-		if token := f.p.meta().ProgressToken; validID(token) {
-			return token
-		}
+// progressToken returns the progress token of params, or nil when it
+// carries none a client could match: a string or an integer, as the
+// schema says, so what makes a valid request id. Anything else (null,
+// which some clients send for "none", an object, a fraction) is no
+// token: echoed, it would make notifications the client finds invalid.
+func progressToken(p params) jsontext.Value {
+	if token := p.meta().ProgressToken; validID(token) {
+		return token
 	}
 	return nil
 }

@@ -74,8 +74,8 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 	if rq.modern && call.CanConfirm() {
 		call.modern = &modernAsk{}
 	}
-	if progressToken(rq) != nil {
-		stop := call.heartbeat()
+	if call.at.progress != nil {
+		stop := call.at.heartbeat()
 		defer stop()
 	}
 	start := time.Now()
@@ -148,12 +148,12 @@ type progressParams struct {
 }
 
 // heartbeat sends notifications/progress every ProgressInterval until
-// stop is called, each one above the last progress sent for the call,
+// stop is called, each one above the last progress sent for the request,
 // until the provider reports progress itself. Some hosts reset their
 // request timeout on progress. A heartbeat is dropped when the budget
 // has no room: it only says the call is alive.
-func (c *Call) heartbeat() (stop func()) {
-	interval := orDefault(c.srv.ProgressInterval, DefaultProgressInterval)
+func (at attachment) heartbeat() (stop func()) {
+	interval := orDefault(at.ss.srv.ProgressInterval, DefaultProgressInterval)
 	if interval < 0 {
 		return func() {}
 	}
@@ -172,7 +172,7 @@ func (c *Call) heartbeat() (stop func()) {
 			case <-t.C:
 			}
 			msg := fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds()))
-			c.sendProgress(0, 0, msg, false)
+			at.sendProgress(0, 0, msg, false)
 		}
 	}()
 	return func() { close(done); <-exited }
