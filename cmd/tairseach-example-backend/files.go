@@ -41,7 +41,7 @@ type fileList struct {
 	Truncated bool `json:"truncated"`
 }
 
-func (l *fileLister) list(ctx context.Context, params json.RawMessage) (any, error) {
+func (l *fileLister) list(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	p, err := bind[struct {
 		Path          *string `json:"path"`
 		IncludeHidden *bool   `json:"include_hidden"`

@@ -52,8 +52,10 @@ func wireError(err error) *rpcError {
 }
 
 // handler runs one method. params is the request's params member as sent
-// (nil when absent). The result is marshalled as the response's result.
-type handler func(ctx context.Context, params json.RawMessage) (any, error)
+// (nil when absent); p is the client, which the handler may speak to
+// before it returns (nil for a request of a batch). The result is
+// marshalled as the response's result.
+type handler func(ctx context.Context, params json.RawMessage, p *peer) (any, error)
 
 // response is one JSON-RPC response object. ID holds the request's id
 // bytes exactly as sent (or null).
@@ -79,17 +81,18 @@ type dispatcher struct {
 	onHandle func(method string)
 }
 
-// handleLine answers one line: a request, a notification or a batch. It
-// returns the response to write (a *response or a []*response), or nil
-// when nothing is to be written (a notification, or a batch of them).
-func (d *dispatcher) handleLine(ctx context.Context, line []byte) any {
+// handleLine answers one line: a request, a notification or a batch, read
+// from p's connection. It returns the response to write (a *response or
+// a []*response), or nil when nothing is to be written (a notification,
+// or a batch of them). The requests of a batch cannot speak to p.
+func (d *dispatcher) handleLine(ctx context.Context, line []byte, p *peer) any {
 	line = bytes.TrimSpace(line)
 	if !json.Valid(line) {
 		return errorResponse(nullID, &rpcError{Code: codeParseError, Message: "parse error: the line is not valid JSON"})
 	}
 	if line[0] != '[' {
 		// Not "return d.handleMessage(…)": a nil *response in an any is not nil.
-		if r := d.handleMessage(ctx, line); r != nil {
+		if r := d.handleMessage(ctx, line, p); r != nil {
 			return r
 		}
 		return nil
@@ -104,7 +107,7 @@ func (d *dispatcher) handleLine(ctx context.Context, line []byte) any {
 	}
 	var out []*response
 	for _, msg := range batch {
-		if r := d.handleMessage(ctx, msg); r != nil {
+		if r := d.handleMessage(ctx, msg, nil); r != nil {
 			out = append(out, r)
 		}
 	}
@@ -116,7 +119,7 @@ func (d *dispatcher) handleLine(ctx context.Context, line []byte) any {
 
 // handleMessage answers one request object; it returns nil for a
 // notification (a request without an id member), whatever its outcome.
-func (d *dispatcher) handleMessage(ctx context.Context, msg json.RawMessage) *response {
+func (d *dispatcher) handleMessage(ctx context.Context, msg json.RawMessage, p *peer) *response {
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(msg, &env); err != nil || env == nil {
 		return errorResponse(nullID, &rpcError{Code: codeInvalidRequest, Message: "invalid request: a request must be a JSON object"})
@@ -144,7 +147,7 @@ func (d *dispatcher) handleMessage(ctx context.Context, msg json.RawMessage) *re
 	}
 
 	start := time.Now()
-	result, err := d.call(ctx, method, params)
+	result, err := d.call(ctx, method, params, p)
 	dur := time.Since(start)
 
 	ev := d.log.Debug()
@@ -179,7 +182,7 @@ func (d *dispatcher) handleMessage(ctx context.Context, msg json.RawMessage) *re
 }
 
 // call runs the method's handler, turning a panic into an internal error.
-func (d *dispatcher) call(ctx context.Context, method string, params json.RawMessage) (result any, err error) {
+func (d *dispatcher) call(ctx context.Context, method string, params json.RawMessage, p *peer) (result any, err error) {
 	h, ok := d.methods[method]
 	if !ok {
 		return nil, &rpcError{Code: codeMethodNotFound, Message: "method not found: " + method}
@@ -192,7 +195,7 @@ func (d *dispatcher) call(ctx context.Context, method string, params json.RawMes
 	if d.onHandle != nil {
 		d.onHandle(method)
 	}
-	return h(ctx, params)
+	return h(ctx, params, p)
 }
 
 // validID reports whether raw is an id JSON-RPC allows: a string, a

@@ -54,9 +54,13 @@ func (b *backend) methods() map[string]handler {
 		"notes.get":      b.notes.get,
 		"notes.delete":   b.notes.delete,
 		"notes.complete": b.notes.complete,
+		"notes.import":   b.notes.importNotes,
+		"notes.digest":   b.notes.digest,
+		"notes.label":    b.notes.label,
 		"backend.status": b.status,
 		"system.info":    b.systemInfo,
 		"files.list":     b.files.list,
+		"files.roots":    listRoots,
 		"secrets.read":   secretsRead,
 		"debug.sleep":    debugSleep,
 		"echo":           echo,
@@ -73,7 +77,7 @@ type status struct {
 	FilesRoot     string `json:"files_root"`
 }
 
-func (b *backend) status(ctx context.Context, params json.RawMessage) (any, error) {
+func (b *backend) status(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	if _, err := bind[struct{}](params); err != nil {
 		return nil, err
 	}
@@ -97,7 +101,7 @@ type systemInfo struct {
 	User          string `json:"user"`
 }
 
-func (b *backend) systemInfo(ctx context.Context, params json.RawMessage) (any, error) {
+func (b *backend) systemInfo(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	if _, err := bind[struct{}](params); err != nil {
 		return nil, err
 	}
@@ -129,7 +133,7 @@ func userName() string {
 
 // secretsRead validates its params and then always refuses: it is the
 // example of a backend permission error.
-func secretsRead(ctx context.Context, params json.RawMessage) (any, error) {
+func secretsRead(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	p, err := bind[struct {
 		Name *string `json:"name"`
 	}](params)
@@ -148,7 +152,7 @@ func secretsRead(ctx context.Context, params json.RawMessage) (any, error) {
 
 // debugSleep is slow on purpose: it waits ms milliseconds, or until the
 // backend shuts down.
-func debugSleep(ctx context.Context, params json.RawMessage) (any, error) {
+func debugSleep(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	p, err := bind[struct {
 		MS *integer `json:"ms"`
 	}](params)
@@ -180,14 +184,14 @@ func debugSleep(ctx context.Context, params json.RawMessage) (any, error) {
 }
 
 // echo returns its params as received (null when there are none).
-func echo(ctx context.Context, params json.RawMessage) (any, error) {
+func echo(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	if params == nil {
 		params = nullID
 	}
 	return map[string]json.RawMessage{"params": params}, nil
 }
 
-func ping(ctx context.Context, params json.RawMessage) (any, error) {
+func ping(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	if _, err := bind[struct{}](params); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ type note struct {
 	Title     string `json:"title"`
 	Body      string `json:"body"`
 	CreatedAt string `json:"created_at"`
+	// Label is what the user filed the note under (notes.label), if
+	// anything.
+	Label string `json:"label,omitempty"`
 }
 
 // noteSummary is one entry of notes.list.
@@ -40,6 +43,7 @@ type noteSummary struct {
 	ID        string `json:"id"`
 	Title     string `json:"title"`
 	CreatedAt string `json:"created_at"`
+	Label     string `json:"label,omitempty"`
 }
 
 // noteStore keeps notes durably, one JSON file per note (<id>.json, mode
@@ -60,7 +64,7 @@ func openNoteStore(dir string, log zerolog.Logger) (*noteStore, error) {
 	return &noteStore{dir: dir, log: log}, nil
 }
 
-func (s *noteStore) create(ctx context.Context, params json.RawMessage) (any, error) {
+func (s *noteStore) create(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	p, err := bind[struct {
 		Title *string `json:"title"`
 		Body  *string `json:"body"`
@@ -85,7 +89,11 @@ func (s *noteStore) create(ctx context.Context, params json.RawMessage) (any, er
 	if len(body) > maxBodyLen {
 		return nil, invalidParams("body is %d bytes; at most %d allowed", len(body), maxBodyLen)
 	}
+	return s.add(title, body)
+}
 
+// add stores a new note.
+func (s *noteStore) add(title, body string) (note, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := note{Title: title, Body: body, CreatedAt: time.Now().UTC().Format(time.RFC3339)}
@@ -96,12 +104,12 @@ func (s *noteStore) create(ctx context.Context, params json.RawMessage) (any, er
 		}
 	}
 	if err := s.write(n); err != nil {
-		return nil, err
+		return note{}, err
 	}
 	return n, nil
 }
 
-func (s *noteStore) get(ctx context.Context, params json.RawMessage) (any, error) {
+func (s *noteStore) get(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	id, err := noteIDParam(params)
 	if err != nil {
 		return nil, err
@@ -111,7 +119,7 @@ func (s *noteStore) get(ctx context.Context, params json.RawMessage) (any, error
 	return s.read(id)
 }
 
-func (s *noteStore) delete(ctx context.Context, params json.RawMessage) (any, error) {
+func (s *noteStore) delete(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	id, err := noteIDParam(params)
 	if err != nil {
 		return nil, err
@@ -134,7 +142,7 @@ type noteList struct {
 	Total int `json:"total"`
 }
 
-func (s *noteStore) list(ctx context.Context, params json.RawMessage) (any, error) {
+func (s *noteStore) list(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	p, err := bind[struct {
 		Query *string  `json:"query"`
 		Limit *integer `json:"limit"`
@@ -165,7 +173,7 @@ func (s *noteStore) list(ctx context.Context, params json.RawMessage) (any, erro
 	})
 	out := noteList{Notes: []noteSummary{}, Total: len(matches)}
 	for _, n := range matches[:min(limit, len(matches))] {
-		out.Notes = append(out.Notes, noteSummary{ID: n.ID, Title: n.Title, CreatedAt: n.CreatedAt})
+		out.Notes = append(out.Notes, noteSummary{ID: n.ID, Title: n.Title, CreatedAt: n.CreatedAt, Label: n.Label})
 	}
 	return out, nil
 }
@@ -210,7 +218,7 @@ type completion struct {
 // MCP client, with the params tairseach-mcp sends: for "id", the ids of
 // the notes that start with value; for any other argument, the titles
 // that contain it, ignoring case. Newest first, at most maxCompletions.
-func (s *noteStore) complete(ctx context.Context, params json.RawMessage) (any, error) {
+func (s *noteStore) complete(ctx context.Context, params json.RawMessage, _ *peer) (any, error) {
 	p, err := bind[struct {
 		Argument  *string           `json:"argument"`
 		Value     *string           `json:"value"`

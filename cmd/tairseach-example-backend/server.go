@@ -211,30 +211,33 @@ func (s *server) serveConn(ctx context.Context, c *net.UnixConn) {
 		return
 	}
 
-	sc := bufio.NewScanner(c)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	for sc.Scan() {
+	p := newPeer(c, s.log)
+	for {
+		line, ok := p.next()
+		if !ok {
+			break
+		}
 		if s.isClosing() {
 			return // the request was not started: nothing is in flight
 		}
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if resp := s.d.handleLine(ctx, sc.Bytes()); resp != nil {
-			if err := s.write(c, resp); err != nil {
+		if resp := s.d.handleLine(ctx, line, p); resp != nil {
+			if err := s.write(p, resp); err != nil {
 				s.log.Debug().Err(err).Msg("write response")
 				return
 			}
 		}
 	}
-	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+	if errors.Is(p.readErr(), bufio.ErrTooLong) {
 		// The rest of the line cannot be skipped reliably: answer and hang up.
-		s.write(c, errorResponse(nullID, &rpcError{Code: codeParseError, Message: fmt.Sprintf("parse error: request line longer than %d bytes", maxLine)}))
+		s.write(p, errorResponse(nullID, &rpcError{Code: codeParseError, Message: fmt.Sprintf("parse error: request line longer than %d bytes", maxLine)}))
 	}
 }
 
 // write sends one response (or batch) as one line.
-func (s *server) write(c net.Conn, resp any) error {
+func (s *server) write(p *peer, resp any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // strings and ids go back as sent
@@ -243,8 +246,7 @@ func (s *server) write(c net.Conn, resp any) error {
 		buf.Reset()
 		enc.Encode(errorResponse(nullID, &rpcError{Code: codeInternalError, Message: "internal error: cannot encode the result"}))
 	}
-	_, err := c.Write(buf.Bytes())
-	return err
+	return p.write(buf.Bytes())
 }
 
 func (s *server) isClosing() bool {

@@ -389,7 +389,7 @@ func TestParseFlags(t *testing.T) {
 func TestShutdownDoesNotWaitForAHungCall(t *testing.T) {
 	hung, started := make(chan struct{}), make(chan struct{})
 	ts := startServer(t, serverConfig{tweak: func(s *server) {
-		s.d.methods["test.hang"] = func(context.Context, json.RawMessage) (any, error) {
+		s.d.methods["test.hang"] = func(context.Context, json.RawMessage, *peer) (any, error) {
 			close(started)
 			<-hung
 			return nil, nil
