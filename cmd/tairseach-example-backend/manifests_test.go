@@ -86,12 +86,17 @@ func TestExampleManifestsMatchBackend(t *testing.T) {
 	methods := ts.srv.d.methods
 
 	// Plausible arguments for every tool with an outputSchema, as a model
-	// would send them; they must also pass the tool's inputSchema.
+	// would send them; they must also pass the tool's inputSchema. The
+	// tools that ask the client are answered as a willing client would.
 	args := map[string]string{
 		"notes.create":  `{"title":"groceries","body":"oat milk, bread"}`,
 		"notes.list":    `{"query":"for","limit":10}`,
 		"notes.get":     `{"id":"` + forGet.ID + `"}`,
 		"notes.delete":  `{"id":"` + forDelete.ID + `"}`,
+		"notes.import":  `{"count":2,"delay_ms":1,"title":"imported"}`,
+		"notes.digest":  `{"topic":"groceries"}`,
+		"notes.label":   `{"id":"` + forGet.ID + `"}`,
+		"files.roots":   `{}`,
 		"system.info":   `{}`,
 		"system.status": `{}`,
 		"system_echo":   `{"message":"hello","extra":[1,2.5,{"x":null}]}`,
@@ -187,7 +192,7 @@ func TestExampleManifestsMatchBackend(t *testing.T) {
 					t.Errorf("%s: the test's arguments %s fail the inputSchema: %v", tool.Name, a, err)
 				}
 				out := compileSchema(t, loc+".outputSchema.json", tool.OutputSchema)
-				r := c.call(method, a)
+				r := c.exchange(method, a, anything).reply
 				called[tool.Name] = true
 				if r.Error != nil {
 					t.Errorf("%s %s: error %d %q %s", tool.Name, a, r.Error.Code, r.Error.Message, r.Error.Data)
