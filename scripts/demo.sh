@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # demo.sh: build the bridge and the example backend, start the backend on a
 # temporary socket, run the bridge over the example manifests, pipe it a
-# short hand-written MCP session (tools, a resource read, a prompt), and
-# show the responses. Everything it
-# starts is stopped, and everything it creates removed, when it exits.
+# short hand-written MCP session (tools, a resource read, a prompt, a
+# tool whose backend reports its progress), and show the responses.
+# Everything it starts is stopped, and everything it creates removed,
+# when it exits.
 #
 #   scripts/demo.sh           show the session
 #   scripts/demo.sh --check   also verify every response (used by the tests)
@@ -55,6 +56,8 @@ session=(
 	'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"tairseach_notes_create","arguments":{"title":42}}}'
 	'{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"tairseach://system/status"}}'
 	'{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"tairseach_notes_summarize","arguments":{"topic":"groceries"}}}'
+	'{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"info"}}'
+	'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"tairseach_notes_import","arguments":{"count":3,"delay_ms":200},"_meta":{"progressToken":"import"}}}'
 )
 
 say "running: tairseach-mcp --socket $sock --manifests manifests-example"
@@ -100,6 +103,13 @@ describe=(
 for id in 1 2 3 4 5 6 7 8; do
 	printf '\033[1m→ %s\033[0m\n  ← %s\n' "${describe[$id]}" "$(gist "$id")"
 done
+# The backend speaks during the call (docs/backend-protocol.md): progress
+# after each note, which the bridge passes on for the request's progress
+# token, and a log message at the level the client asked for.
+progress="$(grep '"method":"notifications/progress"' "$work/out.jsonl" | grep -o '"message":"[^"]*"' | cut -d'"' -f4 | paste -sd'|' - | sed 's/|/ · /g' || true)"
+logged="$(grep '"method":"notifications/message"' "$work/out.jsonl" | grep -o '"data":"[^"]*"' | cut -d'"' -f4 || true)"
+printf '\033[1m→ %s\033[0m\n  ← %s\n  ← %s\n  ← %s\n' "tools/call tairseach_notes_import {count: 3, delay_ms: 200}, with a progress token, after logging/setLevel info" \
+	"progress: ${progress:-none}" "log message: ${logged:-none}" "$(gist 10)"
 # A destructive tool: the bridge asks the user, through a client that
 # declared elicitation, before it calls the backend. This client reads the
 # bridge's output as it comes, to answer the question when it is asked.
@@ -136,7 +146,8 @@ if $check; then
 			fail=1
 		fi
 	}
-	[[ $(wc -l <"$work/out.jsonl") -eq 8 ]] || { say "FAIL: want 8 responses, got $(wc -l <"$work/out.jsonl")"; fail=1; }
+	responses="$(grep -c '^{"jsonrpc":"2.0","id":' "$work/out.jsonl" || true)"
+	[[ "$responses" -eq 10 ]] || { say "FAIL: want 10 responses, got $responses"; fail=1; }
 	expect 1 '"protocolVersion":"2025-11-25"' "initialize negotiates 2025-11-25"
 	expect 2 '"name":"tairseach_notes_create"' "tools/list lists the notes tools"
 	expect 3 '"structuredContent":{"id":' "a note is created"
@@ -146,6 +157,10 @@ if $check; then
 	expect 6 'Invalid arguments' "bad arguments never reach the backend"
 	expect 7 '"uri":"tairseach://system/status","mimeType":"application/json","text":"{\\"status\\":\\"ok\\"' "the status resource is read from the backend"
 	expect 8 'Find my notes about \\"groceries\\"' "the prompt's argument is filled in"
+	expect 10 '"structuredContent":{"imported":3,"ids":\[' "notes.import imports three notes"
+	grep -q '"method":"notifications/progress","params":{"progressToken":"import","progress":3,"total":3,"message":"3 of 3 notes"}' "$work/out.jsonl" ||
+		{ say "FAIL: no progress 3 of 3 for the import"; fail=1; }
+	grep -q '"method":"notifications/message".*"data":"imported 3 notes"' "$work/out.jsonl" || { say "FAIL: no log message from the import"; fail=1; }
 	if grep -q '"method":"notes.create"' "$work/backend.log" && [[ $(grep -c '"method":"notes.create"' "$work/backend.log") -gt 1 ]]; then
 		say "FAIL: the invalid call reached the backend"; fail=1
 	fi
