@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -46,9 +47,10 @@ func newBackend(dataDir, filesRoot string, log zerolog.Logger) (*backend, error)
 	return &backend{notes: notes, files: &fileLister{root: abs}, started: time.Now()}, nil
 }
 
-// methods returns the method table: JSON-RPC method name → handler.
+// methods returns the method table: JSON-RPC method name → handler. The
+// conformance fixtures' methods are among them (conformance.go).
 func (b *backend) methods() map[string]handler {
-	return map[string]handler{
+	m := map[string]handler{
 		"notes.create":   b.notes.create,
 		"notes.list":     b.notes.list,
 		"notes.get":      b.notes.get,
@@ -66,6 +68,8 @@ func (b *backend) methods() map[string]handler {
 		"echo":           echo,
 		"backend.ping":   ping,
 	}
+	maps.Copy(m, conformanceMethods())
+	return m
 }
 
 // status is the result of backend.status.
