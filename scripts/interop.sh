@@ -24,11 +24,19 @@
 #              2025-11-25, answers the bridge's confirmation questions
 #              before tairseach_notes_delete: the question, yes, no,
 #              decline, cancel, an error, no answer in time (a bridge with
-#              --call-timeout 3s), the call cancelled while asked, 32
+#              --ask-timeout 3s), the call cancelled while asked, 32
 #              questions at once answered out of order, and a client
 #              without elicitation under --confirm-unsupported allow and
 #              deny; each proven by whether the note is still there
 #              (scripts/interop/sdk-elicit.mjs);
+#   sdk-speak  the same client declaring sampling, elicitation and roots,
+#              at 2025-11-25, uses the example tools whose backend speaks
+#              during the call: progress per note and a log message
+#              (notes.import), the client's model (notes.digest), a form
+#              accepted and declined (notes.label), the client's roots
+#              (files.roots), and a client that declared none of it,
+#              which gets a clear isError at once
+#              (scripts/interop/sdk-speak.mjs);
 #   bundle     the Claude Desktop bundle, built by scripts/bundle.sh, then
 #              validated, packed and unpacked with the pinned MCPB CLI; the
 #              unpacked server is started as its manifest says and two
@@ -52,6 +60,7 @@
 #   sdk-elicit-http  the sdk-elicit checks over StreamableHTTPClientTransport,
 #              each question on its call's POST event stream (the bridges
 #              with other flags started by the script itself);
+#   sdk-speak-http  the sdk-speak checks over StreamableHTTPClientTransport;
 #   sdk-clients  named clients: a clients file written by `tairseach-mcp
 #              clients add`, a bridge serving it, and the SDK's transport
 #              with a token each: no token is refused, two tokens at once
@@ -357,6 +366,10 @@ for version in 2025-06-18 2025-11-25; do
 		--protocol-version "$version"
 done
 
+say "TypeScript SDK $sdk_version answering the example backend's questions (scripts/interop/sdk-speak.mjs)"
+checks sdk-speak 2025-11-25 "$node" "$pkgdir/sdk-speak.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" \
+	--protocol-version 2025-11-25
+
 # ------------------------------------------------------- Claude Desktop bundle
 # shellcheck source=scripts/interop/bundle-check.sh
 source "$here/bundle-check.sh"
@@ -473,6 +486,9 @@ else
 		checks sdk-elicit-http "$version" "$node" "$pkgdir/sdk-elicit.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests-http" \
 			--url "$http_url" --audit "$audit" --protocol-version "$version"
 	done
+
+	say "TypeScript SDK $sdk_version answering the example backend's questions over Streamable HTTP (scripts/interop/sdk-speak.mjs --url)"
+	checks sdk-speak-http 2025-11-25 "$node" "$pkgdir/sdk-speak.mjs" --url "$http_url" --protocol-version 2025-11-25
 fi
 
 # ------------------------------------------------------------- named clients

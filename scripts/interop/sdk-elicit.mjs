@@ -14,7 +14,7 @@
 //   accept yes          the note is gone
 //   accept no, decline, cancel, handler error
 //                       an isError result saying why, the note stays
-//   no answer in time   a bridge with --call-timeout 3s gives up, withdraws
+//   no answer in time   a bridge with --ask-timeout 3s gives up, withdraws
 //                       the question (notifications/cancelled), the note
 //                       stays; a yes that comes after that changes nothing
 //   call cancelled      the client cancels the call while the question is
@@ -382,12 +382,13 @@ try {
 }
 process.exit(failed ? 1 : 0);
 
-// noAnswer: a bridge with --call-timeout 3s, and a user who never answers.
-// The call ends with "did not answer within 3s", the bridge withdraws the
-// question, and a yes sent after that (as a late click would) is dropped.
+// noAnswer: a bridge with --ask-timeout 3s, which bounds every wait for a
+// person, and a user who never answers. The call ends with "The user did
+// not answer in time …", the bridge withdraws the question, and a yes sent
+// after that (as a late click would) is dropped.
 async function noAnswer() {
   try {
-    const s = await connect(`${clientName}-timeout`, { args: ["--call-timeout", "3s"] });
+    const s = await connect(`${clientName}-timeout`, { args: ["--ask-timeout", "3s"] });
     sessions.push(s);
     let withdrawn;
     const started = Date.now();
@@ -401,7 +402,8 @@ async function noAnswer() {
     const said = `result after ${took} ms, ${show(textOf(t.result))}; question withdrawn (${reason}); the note is ${t.there ? "still there" : "gone"}; recorded ${e?.outcome}/${e?.answer}`;
     check(
       "no answer in time",
-      t.result?.isError === true && textOf(t.result).includes("did not answer within 3s") && t.asked.length === 1 &&
+      t.result?.isError === true && textOf(t.result).includes(`The user did not answer in time whether ${DELETE} may run, so nothing was done`) &&
+        textOf(t.result).includes("did not answer elicitation/create within 3s") && t.asked.length === 1 &&
         s.transport.withdrawn.has(t.asked[0].extra.requestId) && t.asked[0].extra.signal.aborted && t.there &&
         e?.outcome === "declined" && e?.answer === "none",
       `${said}; result ${show(t.result) ?? errorOf(t.error)}; audit ${show(e)}`,
