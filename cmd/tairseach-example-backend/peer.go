@@ -62,7 +62,16 @@ func (p *peer) notify(method string, params any) error {
 	if p == nil {
 		return nil
 	}
-	return p.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	return p.send(outgoing{JSONRPC: "2.0", Method: method, Params: params})
+}
+
+// outgoing is a notification or a request of the handler's, its members
+// in the usual order.
+type outgoing struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      string `json:"id,omitempty"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
 }
 
 // question is a request of the handler's to the client, waiting for its
@@ -81,6 +90,9 @@ func (p *peer) ask(id, method string, params any) (*question, error) {
 	if p == nil {
 		return nil, errMute
 	}
+	if id == "" {
+		return nil, errors.New("a request to the client needs an id")
+	}
 	key, err := json.Marshal(id)
 	if err != nil {
 		return nil, err
@@ -96,8 +108,7 @@ func (p *peer) ask(id, method string, params any) (*question, error) {
 	}
 	p.asked[q.id] = q.answers
 	p.mu.Unlock()
-	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}
-	if err := p.send(msg); err != nil {
+	if err := p.send(outgoing{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
 		p.forget(q.id)
 		return nil, err
 	}
