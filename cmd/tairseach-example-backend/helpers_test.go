@@ -219,15 +219,6 @@ type exchanged struct {
 	reply    reply
 }
 
-// methods returns the methods of the messages, in order.
-func methodsOf(ms []message) []string {
-	var out []string
-	for _, m := range ms {
-		out = append(out, m.Method)
-	}
-	return out
-}
-
 // answerer answers one request of the backend's: with a result
 // (marshalled), or with an error object when err is set.
 type answerer func(q message) (result any, err *rpcError)

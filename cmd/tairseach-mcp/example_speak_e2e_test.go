@@ -1,5 +1,7 @@
 //go:build unix
 
+//lint:file-ignore SA1019 sampling, roots and logging are what these tests exercise; 2026-07-28 deprecates them (SEP-2577) but still has them, and clients use them
+
 package main
 
 // End-to-end tests of a backend that speaks during a call: the example
