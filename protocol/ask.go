@@ -146,11 +146,11 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 		data, _ := json.Marshal(map[string]jsontext.Value{"requiredCapabilities": need}, encodeOpts)
 		return nil, &Error{Code: CodeMissingCapability, Message: fmt.Sprintf("the client did not declare the capability %s needs: %s", method, need), Data: data}
 	}
-	if backend && !c.srv.startAsking() {
+	if backend && !c.startBackendAsk() {
 		return nil, &Error{Code: CodeRequestTimeout, Message: fmt.Sprintf("too many calls wait for answers (%d); ask again later", orDefault(c.srv.MaxPendingAsks, DefaultMaxPendingAsks))}
 	}
 	if backend {
-		defer c.srv.stopAsking()
+		defer c.stopBackendAsk()
 	}
 	// The call's own time stops first: a deadline taken from it now would
 	// be its own, which stops too.
@@ -262,8 +262,32 @@ func checkAnswer(method string, a jsontext.Value) error {
 	return nil
 }
 
+// startBackendAsk counts one more question of the provider's waiting for
+// its answer; the first makes the call one of those that wait, unless
+// MaxPendingAsks calls already do. stopBackendAsk counts it answered.
+func (c *Call) startBackendAsk() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.backendAsks == 0 && !c.srv.startAsking() {
+		return false
+	}
+	c.backendAsks++
+	return true
+}
+
+func (c *Call) stopBackendAsk() {
+	c.mu.Lock()
+	c.backendAsks--
+	last := c.backendAsks == 0
+	c.mu.Unlock()
+	if last {
+		c.srv.stopAsking()
+	}
+}
+
 // startAsking counts a call that waits for the client's answers, unless
-// MaxPendingAsks calls already do; stopAsking counts it done.
+// MaxPendingAsks calls already do; stopAsking counts it done. Lock order:
+// a Call's mu, then the server's.
 func (s *Server) startAsking() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

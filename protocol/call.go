@@ -105,11 +105,12 @@ type Call struct {
 	mu sync.Mutex // guards what follows; never held while sending
 	at attachment // the request the call answers now; none while parked
 
-	logsQueued int              // log messages queued, not yet written
-	dropped    int              // notifications dropped for want of room, or past their bounds
-	timers     []*pausedTimeout // the call's own time, which stops while it asks (WithTimeout)
-	asking     int              // questions waiting for their answers
-	round      int              // the input_required results the call has answered
+	logsQueued  int              // log messages queued, not yet written
+	dropped     int              // notifications dropped for want of room, or past their bounds
+	timers      []*pausedTimeout // the call's own time, which stops while it asks (WithTimeout)
+	asking      int              // questions waiting for their answers
+	backendAsks int              // the provider\'s own questions among them
+	round       int              // the input_required results the call has answered
 
 	// In the modern era: the questions waiting for an answer, by name;
 	// the request's answers not taken yet, by name; and asked, which
