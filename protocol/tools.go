@@ -171,7 +171,7 @@ func (c *Call) heartbeat() (stop func()) {
 				return
 			case <-t.C:
 			}
-			msg := fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds()))
+			msg := fmt.Sprintf("waiting for %s (%ds)", c.waitingFor(), int(time.Since(start).Seconds()))
 			c.sendProgress(0, 0, msg, false)
 		}
 	}()
