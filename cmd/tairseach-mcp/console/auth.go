@@ -80,7 +80,7 @@ func securityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make a form's POST say Origin: null
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
 }

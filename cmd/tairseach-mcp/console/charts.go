@@ -57,8 +57,8 @@ type gridLine struct {
 }
 
 type xLabel struct {
-	X     int
-	Label string
+	X             int
+	Label, Anchor string
 }
 
 // charts returns the three charts of ps (any order) by key, for the hour
@@ -143,12 +143,19 @@ func draw(title, unit string, names []string, values [][]float64, start time.Tim
 	plotW, plotH := float64(chartW-padLeft-padRight), float64(chartH-padTop-padBottom)
 	y := func(v float64) float64 { return float64(padTop) + plotH*(1-v/yMax) }
 	for _, f := range []float64{0, 0.5, 1} {
+		if f == 0.5 && yMax < 2 {
+			continue // no whole number halfway
+		}
 		c.Grid = append(c.Grid, gridLine{Y: int(math.Round(y(yMax * f))), Label: label(int(yMax * f))})
 	}
 	c.YMax = label(int(yMax))
 	for _, m := range []int{0, 15, 30, 45, 59} {
+		anchor := "middle"
+		if m == chartMinutes-1 {
+			anchor = "end" // within the picture
+		}
 		c.XLabels = append(c.XLabels, xLabel{X: padLeft + int(math.Round(plotW*float64(m)/(chartMinutes-1))),
-			Label: start.Add(time.Duration(m) * time.Minute).Local().Format("15:04")})
+			Label: start.Add(time.Duration(m) * time.Minute).Local().Format("15:04"), Anchor: anchor})
 	}
 	for i, name := range names {
 		var b strings.Builder

@@ -159,7 +159,7 @@ func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 		res, _ := b.do("GET", p, nil)
 		h := res.Header
 		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'") ||
-			strings.Contains(csp, "unsafe-inline") || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" {
+			strings.Contains(csp, "unsafe-inline") || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("%s: headers %v", p, h)
 		}
 	}
