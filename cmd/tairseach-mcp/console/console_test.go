@@ -78,11 +78,10 @@ func newFixture(t *testing.T, o Options) *fixture {
 
 // client is a browser without redirects followed, and a cookie jar.
 type browser struct {
-	t    *testing.T
-	f    *fixture
-	hc   *http.Client
-	jar  http.CookieJar
-	last *http.Response
+	t   *testing.T
+	f   *fixture
+	hc  *http.Client
+	jar http.CookieJar
 }
 
 type jar struct{ cookies []*http.Cookie }

@@ -232,16 +232,14 @@ func (c *Console) overview(*http.Request) overviewBody {
 // toolsBody is the tools page: what one view serves, what it does not
 // and why, and what its list costs.
 type toolsBody struct {
-	Views           []string // "" is the bridge's own; then the named clients
-	View            string
-	Served          []toolRow
-	Unserved        []registry.Unserved
-	Tokens, Bytes   int
-	CostErr         string
-	CostShown       bool
-	ListedAs        int // the tools the client lists (search mode lists two)
-	AnswersHere     bool
-	ConfirmedAtOnce bool
+	Views         []string // "" is the bridge's own; then the named clients
+	View          string
+	Served        []toolRow
+	Unserved      []registry.Unserved
+	Tokens, Bytes int
+	CostErr       string
+	CostShown     bool
+	ListedAs      int // the tools the client lists (search mode lists two)
 }
 
 type toolRow struct {
