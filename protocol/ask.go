@@ -142,7 +142,13 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 	if raw.Kind() != '{' {
 		return nil, &Error{Code: CodeInvalidParams, Message: method + ": params must be an object"}
 	}
-	if need := c.caps.missing(method, raw); need != nil {
+	need := c.caps.missing(method, raw)
+	confirm := name == confirmKey && !backend // the bridge's own question
+	if confirm && need == nil && !c.CanConfirm() {
+		need = jsontext.Value(`{"elicitation":{"form":{}}}`) // declared, in a version without it
+	}
+	owner := need != nil && c.toOwner(method, raw)
+	if need != nil && !owner {
 		data, _ := json.Marshal(map[string]jsontext.Value{"requiredCapabilities": need}, encodeOpts)
 		return nil, &Error{Code: CodeMissingCapability, Message: fmt.Sprintf("the client did not declare the capability %s needs: %s", method, need), Data: data}
 	}
@@ -162,9 +168,14 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 
 	var res jsontext.Value
 	var err error
-	if c.modernEra {
+	who := "the client"
+	switch {
+	case owner:
+		who = "the owner"
+		res, err = c.askOwner(ctx, raw, need, confirm)
+	case c.modernEra:
 		res, err = c.askInResult(ctx, name, method, raw)
-	} else {
+	default:
 		at := c.attached()
 		res, err = at.ss.request(ctx, at.rq.out, method, raw)
 	}
@@ -172,9 +183,9 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 	case err == nil:
 		return res, nil
 	case ctx.Err() == context.DeadlineExceeded:
-		return nil, &Error{Code: CodeRequestTimeout, Message: fmt.Sprintf("timed out: the client did not answer %s within %s", method, timeout)}
+		return nil, &Error{Code: CodeRequestTimeout, Message: fmt.Sprintf("timed out: %s did not answer %s within %s", who, method, timeout)}
 	case ctx.Err() != nil || err == errSessionEnded:
-		return nil, &Error{Code: CodeRequestCancelled, Message: "cancelled: the call ended before the client answered " + method}
+		return nil, &Error{Code: CodeRequestCancelled, Message: "cancelled: the call ended before " + who + " answered " + method}
 	}
 	return nil, err
 }

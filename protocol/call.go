@@ -109,7 +109,8 @@ type Call struct {
 	dropped     int              // notifications dropped for want of room, or past their bounds
 	timers      []*pausedTimeout // the call's own time, which stops while it asks (WithTimeout)
 	asking      int              // questions waiting for their answers
-	backendAsks int              // the provider\'s own questions among them
+	askingOwner int              // of which on the owner's console
+	backendAsks int              // of which the provider's own
 	round       int              // the input_required results the call has answered
 
 	// In the modern era: the questions waiting for an answer, by name;
@@ -383,8 +384,10 @@ func (at attachment) flushProgress() {
 	}
 }
 
-// CanConfirm reports whether the user can be asked to confirm: the client
-// declared form elicitation (or, outside a session, someone answers).
+// CanConfirm reports whether the user can be asked to confirm through the
+// client: the client declared form elicitation (or, outside a session,
+// someone answers). When it cannot, Confirm asks the owner instead if
+// the call AsksOwner.
 func (c *Call) CanConfirm() bool {
 	if c.srv == nil {
 		return c.confirm != nil
@@ -395,7 +398,10 @@ func (c *Call) CanConfirm() bool {
 // Confirm asks the user, through the client, a yes-or-no Question before
 // the request goes on. It returns the user's answer; or ctx's error when
 // ctx ends first (the question is then withdrawn); or an error wrapping
-// ErrNotSupported when the client cannot ask (see CanConfirm). No more
+// ErrNotSupported when the client cannot ask (see CanConfirm) and the
+// call does not ask the owner instead (AsksOwner). The owner's answer
+// comes back as the user's; when no one is at the owner's console, the
+// error wraps ErrOwnerAway (with CodeMissingCapability). No more
 // than the server's AskTimeout is spent waiting (then an *Error with
 // CodeRequestTimeout), and that time does not count against WithTimeout.
 //
@@ -409,7 +415,7 @@ func (c *Call) Confirm(ctx context.Context, q Question) (Answer, error) {
 	switch {
 	case c.srv == nil && c.confirm != nil:
 		return c.confirm(ctx, q)
-	case !c.CanConfirm():
+	case !c.CanConfirm() && !c.AsksOwner():
 		return Answer{}, ErrNotSupported
 	case c.modern != nil:
 		return c.modern.ask(q)

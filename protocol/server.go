@@ -106,6 +106,12 @@ type Server struct {
 	// the State constants. The audit log records such attempts. It must
 	// not block.
 	Refused func(call *Call, req *CallToolRequest, reason string)
+	// Owner, when set, is asked the questions for the user that a call's
+	// client cannot ask (it declared no elicitation): the bridge's
+	// confirmations and a provider's forms (see Owner). Without it such
+	// a question is refused with CodeMissingCapability, and CanConfirm
+	// tells a provider before it asks.
+	Owner Owner
 	// ProgressInterval is the heartbeat period of notifications/progress
 	// for calls that carry a progress token (default 5 s; negative: off).
 	ProgressInterval time.Duration

@@ -33,6 +33,7 @@ type Session struct {
 	transport string                     // how the client is connected: "stdio", "http"
 	principal Principal                  // who its requests are for
 	client    atomic.Pointer[ClientInfo] // the clientInfo of initialize; nil before it
+	started   time.Time                  // when it was made
 
 	// What it serves (its view: the Server's, or a named client's), and
 	// what its client may do (see SessionOptions).
@@ -142,6 +143,7 @@ func (s *Server) NewSession(out Sink, o SessionOptions) *Session {
 	ss := &Session{
 		srv:       s,
 		id:        newSessionID(),
+		started:   time.Now(),
 		transport: o.Transport,
 		principal: o.Principal,
 		log:       log,

@@ -75,7 +75,7 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 		call.modern = &modernAsk{}
 	}
 	if call.at.progress != nil {
-		stop := call.at.heartbeat()
+		stop := call.heartbeat()
 		defer stop()
 	}
 	start := time.Now()
@@ -152,8 +152,8 @@ type progressParams struct {
 // until the provider reports progress itself. Some hosts reset their
 // request timeout on progress. A heartbeat is dropped when the budget
 // has no room: it only says the call is alive.
-func (at attachment) heartbeat() (stop func()) {
-	interval := orDefault(at.ss.srv.ProgressInterval, DefaultProgressInterval)
+func (c *Call) heartbeat() (stop func()) {
+	interval := orDefault(c.srv.ProgressInterval, DefaultProgressInterval)
 	if interval < 0 {
 		return func() {}
 	}
@@ -171,8 +171,8 @@ func (at attachment) heartbeat() (stop func()) {
 				return
 			case <-t.C:
 			}
-			msg := fmt.Sprintf("waiting for the backend (%ds)", int(time.Since(start).Seconds()))
-			at.sendProgress(0, 0, msg, false)
+			msg := fmt.Sprintf("waiting for %s (%ds)", c.waitingFor(), int(time.Since(start).Seconds()))
+			c.attached().sendProgress(0, 0, msg, false)
 		}
 	}()
 	return func() { close(done); <-exited }

@@ -13,6 +13,7 @@ import (
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/protocol/safetext"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 	"github.com/tairseach/tairseach-mcp/socketclient"
 )
 
@@ -52,6 +53,7 @@ func (r *Registry) CallTool(ctx context.Context, call *protocol.Call, req *proto
 // or a client's view of it.
 func (r *Registry) callTool(ctx context.Context, call *protocol.Call, req *protocol.CallToolRequest, current func() *Snapshot) (*protocol.CallToolResult, error) {
 	start := time.Now()
+	r.started(call, audit.KindTool, req.Name, start)
 	if res := r.waitLoaded(ctx); res != nil {
 		r.record(call, req, start, called{res: res, outcome: outcomeCancelled})
 		return res, nil

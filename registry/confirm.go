@@ -77,36 +77,44 @@ func (c Confirm) reason(client string, t *manifest.Tool) *ConfirmReason {
 
 // asked is what a call's record says of asking the user.
 type asked struct {
-	how    string // "elicitation", "input_required", or "" when not asked
+	how    string // "elicitation", "input_required", "console" (the owner answered for a client that cannot ask), or "" when not asked
 	answer string // "accept" (yes), "no", "decline", "cancel", or "none" (no answer: none in time, the call cancelled, or asking failed)
 }
 
 // confirm asks the user before e runs, when it must: it returns nil when
 // the call may go on, else the result to answer with. deny refuses the
-// call when its client cannot ask. ErrInputRequired (protocol 2026-07-28,
+// call when its client cannot ask; else a call that asks the owner
+// instead (protocol.Owner) asks the owner on the console. ErrInputRequired (protocol 2026-07-28,
 // the question travels in the result) comes back as err, for CallTool to
 // return at once.
 func (r *Registry) confirm(ctx context.Context, call *protocol.Call, deny bool, e *Entry, args jsontext.Value) (res *protocol.CallToolResult, outcome string, a asked, err error) {
 	if e.Confirm == nil {
 		return nil, "", a, nil
 	}
-	if !call.CanConfirm() {
-		if deny {
-			return protocol.TextResult(fmt.Sprintf("%s asks the user before it runs, and this client cannot ask (it declared no elicitation), so the call was refused; nothing was sent to the backend. "+
-				"Use a client that supports elicitation, or let the bridge run such calls unconfirmed (--confirm-unsupported allow, or TAIRSEACH_CONFIRM_UNSUPPORTED=allow).", e.Name), true), outcomeRefused, a, nil
+	switch {
+	case call.CanConfirm():
+		a.how = "elicitation"
+		if isModern(call.ProtocolVersion()) {
+			a.how = "input_required"
 		}
+	case deny:
+		return protocol.TextResult(fmt.Sprintf("%s asks the user before it runs, and this client cannot ask (it declared no elicitation), so the call was refused; nothing was sent to the backend. "+
+			"Use a client that supports elicitation, or let the bridge run such calls unconfirmed (--confirm-unsupported allow, or TAIRSEACH_CONFIRM_UNSUPPORTED=allow).", e.Name), true), outcomeRefused, a, nil
+	case call.AsksOwner():
+		a.how = "console" // the owner answers for the client, on the console
+	default:
 		r.unaskedOnce(e)
 		return nil, "", a, nil
-	}
-	a.how = "elicitation"
-	if isModern(call.ProtocolVersion()) {
-		a.how = "input_required"
 	}
 	answer, err := call.Confirm(ctx, r.question(e, args))
 	var coded *protocol.Error
 	switch {
 	case errors.Is(err, protocol.ErrInputRequired):
 		return nil, outcomeAsked, a, err
+	case errors.Is(err, protocol.ErrOwnerAway):
+		a.answer = "none"
+		return protocol.TextResult(fmt.Sprintf("%s asks the user before it runs, and this client cannot ask (it declared no elicitation); %s. So the call was refused; nothing was sent to the backend. "+
+			"Call it again once the owner has the console open.", e.Name, protocol.WireError(err).Message), true), outcomeRefused, a, nil
 	case ctx.Err() != nil || errors.As(err, &coded) && coded.Code == protocol.CodeRequestCancelled:
 		a.answer = "none"
 		return protocol.TextResult("The call was cancelled while the user was asked.", true), outcomeCancelled, a, nil

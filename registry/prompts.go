@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 )
 
 // Prompts returns the prompts clients see, waiting for the first load;
@@ -39,6 +40,7 @@ func (r *Registry) getPromptIn(ctx context.Context, call *protocol.Call, req *pr
 		return nil, err
 	}
 	start := time.Now()
+	r.started(call, audit.KindPrompt, req.Name, start)
 	snap := current()
 	e := snap.byPrompt[req.Name]
 	res, did, err := r.getPrompt(ctx, call, snap, e, req)

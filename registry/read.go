@@ -21,6 +21,7 @@ import (
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/protocol/safetext"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 )
 
 // outcomeNotFound is the outcome of a read of a URI, or a prompt, that
@@ -67,6 +68,7 @@ func (r *Registry) readResource(ctx context.Context, call *protocol.Call, req *p
 		return nil, err
 	}
 	start := time.Now()
+	r.started(call, audit.KindResource, req.URI, start)
 	ctx, cancel := call.WithTimeout(ctx, r.opts.CallTimeout)
 	defer cancel()
 	snap := current()

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -36,7 +37,7 @@ type called struct {
 // what, when, how long it took and how it went; the names of the
 // arguments, and their values only with AuditValues (secrets redacted).
 func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, start time.Time, c called) {
-	if r.opts.Audit == nil {
+	if r.opts.Audit == nil && r.opts.Observe == nil {
 		return
 	}
 	ae := entryOf(call, start, audit.KindTool, req.Name)
@@ -54,7 +55,29 @@ func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, st
 	if f := r.onRecord.Load(); f != nil {
 		(*f)(ae) // before the Recorder owns the entry
 	}
-	r.opts.Audit.Record(ae)
+	r.recordEntry(call, ae)
+}
+
+// recordEntry tells the observer of the call's end, and hands the
+// entry to the audit log; either may be absent.
+func (r *Registry) recordEntry(call *protocol.Call, ae *audit.Entry) {
+	if o := r.opts.Observe; o != nil {
+		own := *ae // the Recorder makes the entry's text safe in place
+		own.ArgKeys, own.Found = slices.Clone(ae.ArgKeys), slices.Clone(ae.Found)
+		own.Clean()
+		o.CallEnded(call, &own)
+	}
+	if r.opts.Audit != nil {
+		r.opts.Audit.Record(ae)
+	}
+}
+
+// started tells the observer, when there is one, that call asks for kind
+// (audit.KindTool, …) name.
+func (r *Registry) started(call *protocol.Call, kind, name string, at time.Time) {
+	if o := r.opts.Observe; o != nil {
+		o.CallStarted(call, kind, name, at)
+	}
 }
 
 // RecordRefusal adds one entry to the audit log, when there is one, for a
@@ -64,7 +87,7 @@ func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, st
 // arguments are recorded as for any call. It fits protocol.Server's
 // Refused.
 func (r *Registry) RecordRefusal(call *protocol.Call, req *protocol.CallToolRequest, reason string) {
-	if r.opts.Audit == nil {
+	if r.opts.Audit == nil && r.opts.Observe == nil {
 		return
 	}
 	args := objectArgs(req.Arguments)
@@ -109,7 +132,7 @@ func notServed(snap *Snapshot, name string) string {
 // record does for a call: the URI read, the backend method and the
 // template it went through, and a template's variables as its arguments.
 func (r *Registry) recordRead(call *protocol.Call, req *protocol.ReadResourceRequest, start time.Time, did aRead) {
-	if r.opts.Audit == nil {
+	if r.opts.Audit == nil && r.opts.Observe == nil {
 		return
 	}
 	ae := entryOf(call, start, audit.KindResource, req.URI)
@@ -121,13 +144,13 @@ func (r *Registry) recordRead(call *protocol.Call, req *protocol.ReadResourceReq
 			ae.Args, ae.ArgsCut = audit.Values(t.Template.Schema, vars)
 		}
 	}
-	r.opts.Audit.Record(ae)
+	r.recordEntry(call, ae)
 }
 
 // recordPrompt adds one entry to the audit log for a prompts/get, as
 // record does for a call; e is the prompt, nil when none was served.
 func (r *Registry) recordPrompt(call *protocol.Call, req *protocol.GetPromptRequest, start time.Time, e *PromptEntry, did aRead) {
-	if r.opts.Audit == nil {
+	if r.opts.Audit == nil && r.opts.Observe == nil {
 		return
 	}
 	args, _ := json.Marshal(req.Arguments, json.Deterministic(true))
@@ -142,7 +165,7 @@ func (r *Registry) recordPrompt(call *protocol.Call, req *protocol.GetPromptRequ
 	if r.opts.AuditValues {
 		ae.Args, ae.ArgsCut = audit.Values(nil, args)
 	}
-	r.opts.Audit.Record(ae)
+	r.recordEntry(call, ae)
 }
 
 // entryOf returns an audit entry of kind for name, which call asked for

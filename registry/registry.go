@@ -87,6 +87,11 @@ type Options struct {
 	// audit.Values).
 	Audit       Recorder
 	AuditValues bool
+	// Observe, when set, is told of each call (a tools/call, a
+	// resources/read, a prompts/get) as it starts and as it ends, with
+	// the entry the audit log gets, whether or not there is one: the
+	// owner's console shows calls live.
+	Observe Observer
 	// LoadInBackground makes New return at once and load the manifests
 	// in a goroutine; Tools, CallTool and the other providers' methods
 	// wait until the first load is done. A server uses it to read
@@ -129,6 +134,22 @@ type Registry struct {
 	// onRecord, when set, is told of each tool call's audit entry before
 	// the audit log has it: search mode learns from them.
 	onRecord atomic.Pointer[func(*audit.Entry)]
+}
+
+// Observer is told of the calls as they start and end. Its methods are
+// called on the calls' goroutines, and must not block.
+type Observer interface {
+	// CallStarted says that call started asking for kind (audit.KindTool,
+	// audit.KindResource, audit.KindPrompt) name, at. A call may start
+	// again under another name before it ends: search mode's call_tool
+	// starts the tool it runs.
+	CallStarted(call *protocol.Call, kind, name string, at time.Time)
+	// CallEnded says that call ended, with its record: the audit log's
+	// entry, its text made safe (audit.Entry.Clean), without the ID and
+	// PID the log's writer adds. The entry is the observer's. A call the
+	// server refused itself (Registry.RecordRefusal) ends without having
+	// started.
+	CallEnded(call *protocol.Call, e *audit.Entry)
 }
 
 // Changes says which of the lists clients see a reload changed.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tairseach/tairseach-mcp/manifest"
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 	"github.com/tairseach/tairseach-mcp/registry/internal/toolsearch"
 )
 
@@ -204,6 +205,7 @@ func (s *Search) Learn(path string) error {
 // as itself, and call_tool as the tool it runs.
 func (s *Search) CallTool(ctx context.Context, call *protocol.Call, req *protocol.CallToolRequest) (*protocol.CallToolResult, error) {
 	start := time.Now()
+	s.reg.started(call, audit.KindTool, req.Name, start)
 	args := objectArgs(req.Arguments)
 	var e *Entry
 	switch req.Name {

@@ -53,7 +53,8 @@ func TestDoctorOnARealSetup(t *testing.T) {
 		"✓ cursor      " + filepath.Join(home, ".cursor", "mcp.json") + ": runs this binary, 2 flags",
 		"✓ stdout      4 lines, each one JSON-RPC message; 4 requests answered once each",
 		"- audit log   off: calls are not recorded",
-		"9 checks: 0 failures, 1 warning",
+		"- consoles    no bridge serves the owner's console now",
+		"10 checks: 0 failures, 1 warning",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -65,7 +66,7 @@ func TestDoctorOnARealSetup(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &checks); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
-	if code != 1 || len(checks) != 9 || checks[0].Name != "socket" || checks[0].Status != "fail" || checks[0].Fix == "" {
+	if code != 1 || len(checks) != 10 || checks[0].Name != "socket" || checks[0].Status != "fail" || checks[0].Fix == "" {
 		t.Errorf("no backend: exit %d, want 1:\n%s", code, out)
 	}
 	// The bridge's own session is as clean without a backend.

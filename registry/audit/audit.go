@@ -135,6 +135,11 @@ const (
 	maxKey    = 64  // bytes of one argument name
 )
 
+// Clean makes the entry's text safe as the Writer does before it writes
+// it: for a reader that keeps an entry the log never had, such as the
+// owner's console's record of a call.
+func (e *Entry) Clean() { e.clean() }
+
 // clean makes the entry's text safe, each string a field of a record
 // (safetext.Field); the client's strings are anyone's.
 func (e *Entry) clean() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -524,9 +525,10 @@ func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
 		session  = []string{"instructions", "no-watch", "progress-interval", "ask-timeout", "max-pending-asks", "max-message-size", "max-in-flight", "max-held-bytes"}
 		audit    = []string{"audit-log", "audit-values", "audit-max-size", "audit-keep"}
 		named    = []string{"clients", "client"}
+		ui       = []string{"ui"}
 		listener = []string{"transport", "listen", "allowed-origins", "allowed-hosts", "auth-token-file", "tls-cert", "tls-key", "insecure-http",
 			"max-sessions", "session-timeout", "max-total-in-flight", "max-total-held-bytes", "max-body-size", "header-timeout", "idle-timeout", "stall-timeout", "max-streams", "max-connections"}
-		entry = slices.Concat(catalog, filter, policy, backend, checks, logs, session, audit, named) // what a stdio bridge takes
+		entry = slices.Concat(catalog, filter, policy, backend, checks, logs, session, audit, named, ui) // what a stdio bridge takes
 		all   = slices.Concat(entry, listener)
 	)
 	if len(all) != len(settings) {
@@ -580,5 +582,49 @@ func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s takes (-want +got):\n%s", name, diff)
 		}
+	}
+}
+
+// --ui is a loopback address of a bridge over stdio, and
+// --confirm-unsupported page needs a console.
+func TestTheConsolesFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ui", "0.0.0.0:0"}, "the console listens on loopback only"},
+		{[]string{"--ui", "8411"}, "want a loopback HOST:PORT"},
+		{[]string{"--ui", "127.0.0.1:0", "--transport", "http"}, "over HTTP it is at /ui on the listener"},
+		{[]string{"--confirm-unsupported", "ask"}, "--confirm-unsupported is allow, deny or page"},
+		{[]string{"--confirm-unsupported", "page"}, "serve one with --transport http (at /ui) or, over stdio, --ui 127.0.0.1:0"},
+	} {
+		e, _, errb := testEnv(nil)
+		if code := run(t.Context(), e, append(tt.args, "--manifests", t.TempDir())); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+}
+
+// doctor lists the consoles of the bridges running, with their
+// addresses, and not those of bridges gone.
+func TestDoctorListsTheConsolesOfRunningBridges(t *testing.T) {
+	home := t.TempDir()
+	if _, err := writeRunFile(home, runFile{PID: os.Getpid(), URL: "http://127.0.0.1:1/ui/?s=abc", Transport: "stdio"}); err != nil {
+		t.Fatal(err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeRunFile(home, runFile{PID: gone.Process.Pid, URL: "http://127.0.0.1:2/ui/?s=def", Transport: "http"}); err != nil {
+		t.Fatal(err)
+	}
+	r := checkConsoles(home)
+	if !strings.Contains(r.Message, "1 console of running bridges: http://127.0.0.1:1/ui/?s=abc (pid") || strings.Contains(r.Message, "127.0.0.1:2") {
+		t.Errorf("doctor says %q", r.Message)
+	}
+	fi, err := os.Stat(filepath.Join(runDir(home), "bridge-"+strconv.Itoa(os.Getpid())+".json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("run file: %v %v", fi, err)
 	}
 }

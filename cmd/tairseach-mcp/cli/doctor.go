@@ -60,7 +60,8 @@ func newDoctorCmd(e *env, opts *options) *cobra.Command {
 client-visible tool names, the size of the tool list against the limits of common
 clients, the bridge's entry in each MCP client found on this machine, the named clients
 of the clients file (those whose policy hides every tool, and those no installed config
-uses), the audit log, and that stdout carries nothing but MCP messages (it starts this binary with the same flags,
+uses), the audit log, the owner's consoles of the bridges running (with the addresses that open
+them), and that stdout carries nothing but MCP messages (it starts this binary with the same flags,
 as a client would, and runs a short session). The exit status is 1 when a check fails.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -94,7 +95,11 @@ func runDoctor(ctx context.Context, e *env, opts *options, d doctorOptions) erro
 		rs = append(rs, checkClients(ctx, m, d.exe, d.name)...)
 		rs = append(rs, checkNamedClients(opts.clients, opts.client, reg, m, d.name)...)
 	}
-	rs = append(rs, checkAudit(opts.audit), checkSession(tr))
+	home, ok := e.getenv("HOME")
+	if !ok {
+		home, _ = os.UserHomeDir()
+	}
+	rs = append(rs, checkAudit(opts.audit), checkConsoles(home), checkSession(tr))
 	failed := false
 	for i, r := range rs {
 		rs[i].Message, rs[i].Fix = safetext.Line(r.Message), safetext.Line(r.Fix)

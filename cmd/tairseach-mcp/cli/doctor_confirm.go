@@ -24,8 +24,11 @@ func checkConfirm(opts *options, entries []*registry.Entry) result {
 		return r.ok("no tool served asks the user before it runs (none is destructive)")
 	}
 	unsupported := "clients that cannot ask run them unconfirmed (--confirm-unsupported allow)"
-	if opts.confirmPolicy.DenyUnasked {
+	switch {
+	case opts.confirmPolicy.DenyUnasked:
 		unsupported = "clients that cannot ask are refused them (--confirm-unsupported deny)"
+	case opts.confirmPage:
+		unsupported = "for clients that cannot ask, the owner answers on the console (--confirm-unsupported page)"
 	}
 	shown := asking
 	if len(shown) > 8 {

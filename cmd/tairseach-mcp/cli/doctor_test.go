@@ -346,11 +346,11 @@ func TestDoctorCommand(t *testing.T) {
 		for _, l := range lines[:len(lines)-1] {
 			names = append(names, strings.Join(strings.Fields(l)[:2], " "))
 		}
-		want := []string{"✓ socket", "✓ manifests", "✓ tool", "✓ confirm", "✓ tool", "✓ tool", "- clients", "- audit", "✓ stdout"}
+		want := []string{"✓ socket", "✓ manifests", "✓ tool", "✓ confirm", "✓ tool", "✓ tool", "- clients", "- audit", "- consoles", "✓ stdout"}
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("checks (-want +got):\n%s\n%s", diff, out)
 		}
-		if lines[len(lines)-1] != "9 checks: 0 failures, 0 warnings" {
+		if lines[len(lines)-1] != "10 checks: 0 failures, 0 warnings" {
 			t.Errorf("summary %q", lines[len(lines)-1])
 		}
 		if !strings.Contains(out, "✓ tool names  all 1 valid") {
@@ -375,13 +375,13 @@ func TestDoctorCommand(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rs); err != nil {
 			t.Fatalf("%v:\n%s", err, out)
 		}
-		if code != exitError || len(rs) != 9 {
+		if code != exitError || len(rs) != 10 {
 			t.Fatalf("exit %d, %d checks:\n%s", code, len(rs), out)
 		}
 		if want := (result{"socket", statusFail, filepath.Join(good, "none.sock") + ": no socket there; is the backend running?", "start the backend, or point --socket (or TAIRSEACH_SOCKET) at its socket"}); rs[0] != want {
 			t.Errorf("got %+v, want %+v", rs[0], want)
 		}
-		if rs[8].Name != "stdout" || rs[8].Status != statusOK || rs[1].Fix != "" {
+		if rs[9].Name != "stdout" || rs[9].Status != statusOK || rs[1].Fix != "" {
 			t.Errorf("got %+v", rs)
 		}
 		if strings.Contains(out, `"fix": ""`) {

@@ -54,6 +54,8 @@ type options struct {
 	confirm        []string
 	confirmDeny    string           // --confirm-unsupported
 	confirmPolicy  registry.Confirm // of confirm and confirmDeny, made by resolve
+	confirmPage    bool             // --confirm-unsupported page: the owner answers on the console
+	ui             string           // --ui: where a bridge over stdio serves the owner's console
 	clients        string           // --clients: the clients file
 	client         string           // --client: the named client a bridge over stdio serves
 	logLevelSet    bool             // --log-level or its variable was given
@@ -83,11 +85,12 @@ const (
 	sessionFlags                   // a client's session: its messages, its calls, what it is told
 	auditFlags                     // the audit log
 	clientFlags                    // the clients file, and the named client a bridge over stdio serves
+	consoleFlags                   // the owner's console of a bridge over stdio
 	httpFlags                      // --transport, and the HTTP bridge's listener, security and limits
 
 	// entryFlags are the settings of a bridge a client starts over
 	// stdio: what its entry in the client's file may carry.
-	entryFlags = catalogFlags | filterFlags | policyFlags | backendFlags | checkFlags | logFlags | sessionFlags | auditFlags | clientFlags
+	entryFlags = catalogFlags | filterFlags | policyFlags | backendFlags | checkFlags | logFlags | sessionFlags | auditFlags | clientFlags | consoleFlags
 	allFlags   = entryFlags | httpFlags
 )
 
@@ -106,7 +109,7 @@ var settings = []setting{
 	{policyFlags, "tool-mode", "TAIRSEACH_TOOL_MODE", "all: list every tool; search: list only <prefix>_find_tools and <prefix>_call_tool, which find and call the others"},
 	{policyFlags, "search-learn", "TAIRSEACH_SEARCH_LEARN", "with --tool-mode search and --audit-log: tools this user calls often, or right after finding them, win find_tools' near-ties; false turns it off"},
 	{policyFlags, "confirm", "TAIRSEACH_CONFIRM", "which tools ask the user before they run: destructive (tools annotated destructiveHint: true, and those whose manifest sets confirm), all, never, or globs of tool names asked in addition; repeatable, or comma-separated"},
-	{policyFlags, "confirm-unsupported", "TAIRSEACH_CONFIRM_UNSUPPORTED", "when the client cannot ask the user (no elicitation): allow runs such tools unconfirmed (logged once per tool), deny refuses them"},
+	{policyFlags, "confirm-unsupported", "TAIRSEACH_CONFIRM_UNSUPPORTED", "when the client cannot ask the user (no elicitation): allow runs such tools unconfirmed (logged once per tool), deny refuses them, page waits for the owner to answer on the console (needs --transport http or --ui)"},
 	{backendFlags, "socket", "TAIRSEACH_SOCKET", "backend Unix socket (default ~/.tairseach/tairseach.sock, or /tmp/tairseach-<uid>.sock when only that exists)"},
 	{backendFlags, "call-timeout", "TAIRSEACH_CALL_TIMEOUT", "longest wait for one backend call (Claude Desktop gives up at 60s)"},
 	{backendFlags, "pool-size", "TAIRSEACH_POOL_SIZE", "most connections to the backend"},
@@ -132,6 +135,7 @@ var settings = []setting{
 	{auditFlags, "audit-keep", "TAIRSEACH_AUDIT_KEEP", "rotated audit logs kept beside it (PATH.1 the newest)"},
 	{clientFlags, "clients", "TAIRSEACH_CLIENTS", "the clients file: named clients, each with its token (over HTTP) and its policy (see 'tairseach-mcp clients'); with one, every HTTP request needs a client's token or the owner's (default ~/.tairseach/clients.json)"},
 	{clientFlags, "client", "TAIRSEACH_CLIENT", "over stdio: serve the named client of the clients file, with its policy (what a desktop client's entry names; over HTTP its token selects it)"},
+	{consoleFlags, "ui", "TAIRSEACH_UI", "over stdio: serve the owner's console on this loopback address (127.0.0.1:0 for any free port); over HTTP it is at /ui on the listener"},
 	{httpFlags, "transport", "TAIRSEACH_TRANSPORT", "MCP transport: stdio (what desktop clients start), or http (Streamable HTTP, one bridge for many clients; see --listen)"},
 	{httpFlags, "listen", "TAIRSEACH_LISTEN", "with --transport http: where to listen, 127.0.0.1:PORT, [::1]:PORT, HOST:0 for any free port, or unix:PATH for a Unix socket"},
 	{httpFlags, "allowed-origins", "TAIRSEACH_ALLOWED_ORIGINS", "browser origins allowed besides loopback ones, exactly as sent (https://app.example); repeatable, or comma-separated"},
@@ -240,6 +244,8 @@ func (o *options) add(fs *pflag.FlagSet, name, usage string) {
 		sizeVar(fs, &o.audit.maxSize, name, audit.DefaultMaxSize, usage)
 	case "audit-keep":
 		countVar(fs, &o.audit.keep, name, audit.DefaultKeep, usage)
+	case "ui":
+		fs.StringVar(&o.ui, name, "", usage)
 	case "clients":
 		fs.StringVar(&o.clients, name, "", usage)
 	case "client":
@@ -323,6 +329,10 @@ func (o *options) resolve() error {
 	o.confirm = splitPatterns(o.confirm)
 	var err error
 	if o.confirmPolicy, err = confirmPolicy(o.confirm, o.confirmDeny); err != nil {
+		return usageError{err}
+	}
+	o.confirmPage = o.confirmDeny == "page"
+	if err := o.resolveUI(); err != nil {
 		return usageError{err}
 	}
 	if o.progress < 0 {
@@ -420,11 +430,11 @@ func (o *options) filter() registry.Filter {
 func confirmPolicy(values []string, unsupported string) (registry.Confirm, error) {
 	var c registry.Confirm
 	switch unsupported {
-	case "allow":
+	case "allow", "page": // page: the server asks the owner (protocol.Server.Owner)
 	case "deny":
 		c.DenyUnasked = true
 	default:
-		return c, fmt.Errorf("--confirm-unsupported is allow or deny, not %q", unsupported)
+		return c, fmt.Errorf("--confirm-unsupported is allow, deny or page, not %q", unsupported)
 	}
 	for _, v := range values {
 		switch v {

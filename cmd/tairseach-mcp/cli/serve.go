@@ -21,6 +21,9 @@ import (
 // runServe serves MCP on the env's stdin and stdout until stdin ends or
 // ctx is cancelled (a signal). stdout carries protocol messages only.
 func runServe(ctx context.Context, e *env, opts *options) error {
+	if opts.confirmPage && opts.transport != "http" && opts.ui == "" {
+		return usageError{errors.New("--confirm-unsupported page waits for the owner's answer on the console: serve one with --transport http (at /ui) or, over stdio, --ui 127.0.0.1:0")}
+	}
 	log, flushLog := newLogger(e.stderr, opts.logLevel, opts.logFormat)
 	defer flushLog()
 	// A client that closes the bridge's stdout then ends the session
@@ -43,7 +46,11 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	srv := newServer(opts, &log, e.hurry)
 	rec, closeAudit := openAudit(opts.audit, &log)
 	defer closeAudit()
-	reg := newRegistry(opts, backend, &log, srv, rec)
+	var obs *consoleObserver // the console's, made once the registry is
+	if opts.transport == "http" || opts.ui != "" {
+		obs = &consoleObserver{}
+	}
+	reg := newObservedRegistry(opts, backend, &log, srv, rec, obs.observer())
 	srv.Tools = toolProvider(opts, reg)
 	if s, ok := srv.Tools.(*registry.Search); ok && opts.searchLearn && opts.audit.path != "" {
 		if err := s.Learn(opts.audit.path); err != nil {
@@ -56,6 +63,12 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	if err != nil {
 		return err
 	}
+	con := newConsole(opts, &log, srv, reg, backend, named, obs)
+	stopUI, err := serveUI(e, opts, &log, con) // over stdio, with --ui
+	if err != nil {
+		return err
+	}
+	defer stopUI()
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
@@ -97,7 +110,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 			case <-hard.Done():
 			}
 		})
-		err = serveHTTP(ctx, hard, e, opts, &log, srv, reg, backend, named)
+		err = serveHTTP(ctx, hard, e, opts, &log, srv, reg, backend, named, con)
 		stopHurry()
 		cancel()
 	} else {
@@ -192,7 +205,14 @@ func checkBackend(ctx context.Context, log *zerolog.Logger, backend *socketclien
 // that asked for log messages, and tool list changes are announced. When
 // rec is set, calls are recorded there.
 func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server, rec registry.Recorder) *registry.Registry {
+	return newObservedRegistry(opts, backend, log, srv, rec, nil)
+}
+
+// newObservedRegistry is newRegistry whose calls obs, when set, is told
+// of as they start and end.
+func newObservedRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, srv *protocol.Server, rec registry.Recorder, obs registry.Observer) *registry.Registry {
 	ro := registry.Options{
+		Observe:     obs,
 		Dirs:        opts.manifests,
 		Prefix:      opts.prefix,
 		Filter:      opts.filter(),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tairseach/tairseach-mcp/cmd/tairseach-mcp/console"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/protocol/mcphttp"
 	"github.com/tairseach/tairseach-mcp/registry"
@@ -24,7 +25,7 @@ import (
 // ends (a signal), then shuts down within the grace period: new requests
 // get 503, calls in flight are answered, streams close. hard ends the
 // grace period early (a second signal).
-func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Logger, srv *protocol.Server, reg *registry.Registry, backend *socketclient.Client, named *namedClients) error {
+func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Logger, srv *protocol.Server, reg *registry.Registry, backend *socketclient.Client, named *namedClients, con *console.Console) error {
 	ho := &opts.http
 	ep, err := ho.endpoint()
 	if err != nil {
@@ -44,9 +45,12 @@ func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Log
 	if named != nil {
 		named.handler.Store(h)
 	}
-	hs := ho.server(h, lg)
+	hs := ho.server(withConsole(h, con), lg)
 	h.CountConnections(hs) // --max-connections
 	url, access := describe(ep, ln, tls, ho, named)
+	con.SetBase(strings.TrimSuffix(url[strings.LastIndex(url, " ")+1:], mcphttp.Path)) // unix:PATH http://localhost/mcp: the latter
+	removeRun := announceConsole(e, lg, con, "http")
+	defer removeRun()
 	fmt.Fprintf(e.stderr, "serving MCP on %s (%s)\n", url, access)
 	lg.Info().Str("url", url).Str("access", access).Msg("serving over HTTP")
 
@@ -64,6 +68,7 @@ func serveHTTP(ctx, hard context.Context, e *env, opts *options, lg *zerolog.Log
 	case <-ctx.Done():
 	}
 	lg.Info().Msg("shutting down: answering the calls in flight")
+	con.Close() // its event streams end, its questions are refused
 	grace, cancel := context.WithTimeout(hard, protocol.DefaultShutdownGrace)
 	defer cancel()
 	if err := h.Shutdown(grace); err != nil {
