@@ -116,6 +116,9 @@ type Registry struct {
 	largeChecks  chan struct{}      // a slot per processor for checks of large values
 	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
+	// did counts the files the last reload read and parsed, for its log
+	// line (and the tests).
+	did struct{ read, parsed int }
 }
 
 // Changes says which of the lists clients see a reload changed.
@@ -199,14 +202,15 @@ func (r *Registry) Reload() *Snapshot {
 	start := time.Now()
 	scan := r.scan()
 	if r.unchanged(scan) {
-		r.log.Debug().Int("files", len(scan.files)).Dur("dur", time.Since(start)).Msg("manifests unchanged")
+		r.did.parsed = 0
+		r.log.Debug().Int("files", len(scan.files)).Int("read", r.did.read).Dur("dur", time.Since(start)).Msg("manifests unchanged")
 		return r.snap.Load()
 	}
 	fresh := r.parse(scan)
 	ms, problems := r.merge(scan)
 	next, changed := r.publish(ms, problems, fresh)
 	r.log.Debug().Int("tools", next.tools.Len()).Int("resources", len(next.Resources)+len(next.Templates)).Int("prompts", len(next.Prompts)).
-		Int("files", len(scan.files)).Bool("changed", changed).
+		Int("files", len(scan.files)).Int("read", r.did.read).Int("parsed", r.did.parsed).Bool("changed", changed).
 		Dur("dur", time.Since(start)).Msg("manifests loaded")
 	return next
 }
@@ -229,6 +233,7 @@ type scannedFile struct {
 func (r *Registry) scan() scanned {
 	paths, walkProblems := manifest.Files(r.opts.Dirs...)
 	s := scanned{files: make([]scannedFile, len(paths)), walkProblems: walkProblems}
+	r.did.read = len(paths)
 	for i, p := range paths {
 		f := &s.files[i]
 		f.path = p
@@ -271,10 +276,12 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 		problems []manifest.Problem
 	}
 	results := make([]result, len(s.files))
+	r.did.parsed = 0
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, f := range s.files {
 		if f.readErr == nil && !r.files[f.path].holds(f.sum) {
+			r.did.parsed++
 			slots <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-slots }()
