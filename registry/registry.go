@@ -263,11 +263,7 @@ func (r *Registry) unchanged(s scanned) bool {
 // records each file's state; it returns the problems that are new, the
 // folders' included.
 func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
-	for _, pr := range s.walkProblems {
-		if !slices.Contains(r.walkProblems, pr) {
-			fresh = append(fresh, pr)
-		}
-	}
+	fresh = notIn(s.walkProblems, r.walkProblems)
 	r.walkProblems = s.walkProblems
 	// Parsing compiles every schema, most of a load's work: files are
 	// parsed on every processor.
@@ -348,22 +344,16 @@ func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.P
 	old := r.snap.Load()
 	next = build(r.opts.Prefix, r.opts.Filter, r.opts.Confirm, ms)
 	next.Problems = slices.Concat(problems, next.naming)
-	for _, pr := range next.naming {
-		if !slices.Contains(old.Problems, pr) {
-			fresh = append(fresh, pr)
-		}
-	}
+	fresh = append(fresh, notIn(next.naming, old.Problems)...)
 	// Most real manifests use dotted names, so renames are routine:
 	// validate lists them, the log only at debug level. Folded duplicates
 	// are routine too (a core file and an integrations file), but change
 	// what a reader of the manifests expects: info.
-	for _, pr := range next.renames {
-		if !slices.Contains(old.renames, pr) {
-			about(r.log.Debug(), pr).Msg(pr.Message)
-		}
+	for _, pr := range notIn(next.renames, old.renames) {
+		about(r.log.Debug(), pr).Msg(pr.Message)
 	}
-	for _, u := range next.Unserved {
-		if u.Folded && !slices.Contains(old.Unserved, u) {
+	for _, u := range notIn(next.Unserved, old.Unserved) {
+		if u.Folded {
 			r.log.Info().Str("manifest", u.File).Str("tool", u.Tool).Msg(u.Reason)
 		}
 	}
@@ -391,6 +381,26 @@ func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.P
 		// The first load: nobody has seen a list yet, so nothing changed for anyone.
 	}
 	return next, changed
+}
+
+// notIn returns the elements of xs that old does not hold, in order. A
+// large set renames every tool: comparing each with every old one made a
+// reload quadratic in the tools.
+func notIn[T comparable](xs, old []T) []T {
+	if len(xs) == 0 {
+		return nil
+	}
+	had := make(map[T]bool, len(old))
+	for _, x := range old {
+		had[x] = true
+	}
+	var out []T
+	for _, x := range xs {
+		if !had[x] {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // logProblems logs each new problem: errors at error level, warnings at
