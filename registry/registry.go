@@ -116,6 +116,7 @@ type Registry struct {
 	largeChecks  chan struct{}      // a slot per processor for checks of large values
 	loaded       chan struct{}      // closed when the first load is done
 	walkProblems []manifest.Problem // found walking the folders at the last reload
+	now          func() time.Time   // the clock that says which files changed recently
 	// did counts the files the last reload read and parsed, for its log
 	// line (and the tests).
 	did struct{ read, parsed int }
@@ -130,6 +131,11 @@ type Changes struct {
 
 // fileState remembers one manifest file between reloads.
 type fileState struct {
+	// id is what the system said of the file just before it was last
+	// read, valid when hasID: a file whose id did not change is not read
+	// again (see current).
+	id    fileID
+	hasID bool
 	// sum is the SHA-256 of the contents last parsed, valid when hasSum:
 	// a file whose contents did not change is not parsed again, and
 	// keeping a sum instead of the bytes keeps a large set's files out of
@@ -147,11 +153,34 @@ func (st *fileState) holds(sum [sha256.Size]byte) bool {
 	return st != nil && st.hasSum && st.sum == sum
 }
 
+// A fileID is what the system says of a file without reading it: which
+// file it is (device and inode), its size, and when its contents
+// (mtime) and its inode (ctime) last changed. Writing to a file,
+// truncating it, or renaming another over it changes one of them.
+type fileID struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64 // nanoseconds since 1970
+}
+
+// recent is how long after a file last changed it is read at every
+// reload whatever its fileID says: a file system keeps times to the tick
+// of its clock (a few milliseconds; 2 s on FAT), so a file written twice
+// within one tick, at the same size, has the same fileID both times.
+const recent = 2 * time.Second
+
+// current reports whether st is of a file that id, said of it at now,
+// shows unchanged since it was last read: the same fileID, which was not
+// recent at now. A nil st is current for no file.
+func (st *fileState) current(id fileID, now time.Time) bool {
+	return st != nil && st.hasID && st.id == id && now.Sub(time.Unix(0, max(id.mtime, id.ctime))) >= recent
+}
+
 // New returns a registry with the manifests under opts.Dirs loaded. It
 // never fails: problems are in Snapshot().Problems and are logged.
 func New(opts Options) *Registry {
 	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{}), decoder: opts.Limits.Decoder(),
-		largeChecks: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		largeChecks: make(chan struct{}, runtime.GOMAXPROCS(0)), now: time.Now}
 	if opts.Logger != nil {
 		r.log = *opts.Logger
 	} else {
@@ -193,20 +222,22 @@ func (r *Registry) Tools() *protocol.ToolSet {
 }
 
 // Reload re-reads the manifest folders, publishes a new snapshot and
-// returns it. Files whose contents did not change are not parsed again.
-// New problems (from files that changed, or naming conflicts that
-// appeared) are logged and reported once.
+// returns it. A file is read again only when the system says it changed
+// (its device, inode, size, modification or change time), or when it
+// changed within the last 2 s (see recent), and parsed again only when
+// its contents changed. New problems (from files that changed, or naming
+// conflicts that appeared) are logged and reported once.
 func (r *Registry) Reload() *Snapshot {
 	r.reload.Lock()
 	defer r.reload.Unlock()
 	start := time.Now()
 	scan := r.scan()
-	if r.unchanged(scan) {
-		r.did.parsed = 0
+	same := r.unchanged(scan)
+	fresh := r.parse(scan)
+	if same {
 		r.log.Debug().Int("files", len(scan.files)).Int("read", r.did.read).Dur("dur", time.Since(start)).Msg("manifests unchanged")
 		return r.snap.Load()
 	}
-	fresh := r.parse(scan)
 	ms, problems := r.merge(scan)
 	next, changed := r.publish(ms, problems, fresh)
 	r.log.Debug().Int("tools", next.tools.Len()).Int("resources", len(next.Resources)+len(next.Templates)).Int("prompts", len(next.Prompts)).
@@ -215,28 +246,44 @@ func (r *Registry) Reload() *Snapshot {
 	return next
 }
 
-// scanned is what a reload found on disk: every manifest file's contents
-// (or why it could not be read) and the problems met walking the folders.
+// scanned is what a reload found on disk: every manifest file, kept as
+// it was or with its contents (or why it could not be read), and the
+// problems met walking the folders.
 type scanned struct {
 	files        []scannedFile
 	walkProblems []manifest.Problem
 }
 
 type scannedFile struct {
-	path    string
+	path string
+	// kept is true when the file is current (see fileState.current): it
+	// was not read, and its state stands.
+	kept bool
+	// id is what the system said of the file before it was read, valid
+	// when hasID.
+	id      fileID
+	hasID   bool
 	data    []byte
 	sum     [sha256.Size]byte
 	readErr error
 }
 
-// scan walks the manifest folders and reads every manifest file.
+// scan walks the manifest folders and reads every manifest file that is
+// not current.
 func (r *Registry) scan() scanned {
 	paths, walkProblems := manifest.Files(r.opts.Dirs...)
+	now := r.now()
 	s := scanned{files: make([]scannedFile, len(paths)), walkProblems: walkProblems}
-	r.did.read = len(paths)
+	r.did.read = 0
 	for i, p := range paths {
 		f := &s.files[i]
 		f.path = p
+		// Said before the read: a change during the read shows next time.
+		f.id, f.hasID = statFile(p)
+		if f.kept = f.hasID && r.files[p].current(f.id, now); f.kept {
+			continue
+		}
+		r.did.read++
 		if f.data, f.readErr = manifest.ReadData(p); f.readErr == nil {
 			f.sum = sha256.Sum256(f.data)
 		}
@@ -252,7 +299,7 @@ func (r *Registry) unchanged(s scanned) bool {
 		return false
 	}
 	for _, f := range s.files {
-		if f.readErr != nil || !r.files[f.path].holds(f.sum) {
+		if !f.kept && (f.readErr != nil || !r.files[f.path].holds(f.sum)) {
 			return false
 		}
 	}
@@ -276,7 +323,7 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, f := range s.files {
-		if f.readErr == nil && !r.files[f.path].holds(f.sum) {
+		if !f.kept && f.readErr == nil && !r.files[f.path].holds(f.sum) {
 			r.did.parsed++
 			slots <- struct{}{}
 			wg.Go(func() {
@@ -294,6 +341,7 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 		}
 		files[f.path] = st
 		switch {
+		case f.kept: // as it was
 		case f.readErr != nil:
 			// Vanished between the walk and the read, unreadable, or not
 			// a regular file: treat like a parse failure so last good
@@ -302,8 +350,12 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 			if len(st.problems) != 1 || st.problems[0] != pr {
 				fresh = append(fresh, pr)
 			}
-			st.hasSum, st.parsed, st.problems = false, nil, []manifest.Problem{pr}
-		case !st.holds(f.sum):
+			st.hasID, st.hasSum, st.parsed, st.problems = false, false, nil, []manifest.Problem{pr}
+		case st.holds(f.sum):
+			// Read again (touched, or recent) and the same: not parsed.
+			st.id, st.hasID = f.id, f.hasID
+		default:
+			st.id, st.hasID = f.id, f.hasID
 			m, problems := results[i].m, results[i].problems
 			st.sum, st.hasSum, st.parsed, st.problems = f.sum, true, m, problems
 			if m != nil && !manifest.HasErrors(problems) {
