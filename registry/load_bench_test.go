@@ -48,6 +48,20 @@ func benchLoad1000(b *testing.B, indent bool) {
 	}
 }
 
+// BenchmarkLoad20000 measures the first load of 20,000 manifest files
+// of one tool each, as the bench driver's rows of many manifests write
+// them.
+func BenchmarkLoad20000(b *testing.B) {
+	dir := b.TempDir()
+	writeMany(b, dir, 20000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := New(Options{Dirs: []string{dir}}).Snapshot().Tools().Len(); n != 20000 {
+			b.Fatalf("%d tools, want 20000", n)
+		}
+	}
+}
+
 // BenchmarkReloadOneOf20000 measures a reload of 20,000 manifest files
 // of one tool each, as the bench driver's rows of many manifests write
 // them, after one of them changed.

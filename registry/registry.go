@@ -269,26 +269,49 @@ type scannedFile struct {
 }
 
 // scan walks the manifest folders and reads every manifest file that is
-// not current.
+// not current, on every processor.
 func (r *Registry) scan() scanned {
 	paths, walkProblems := manifest.Files(r.opts.Dirs...)
 	now := r.now()
 	s := scanned{files: make([]scannedFile, len(paths)), walkProblems: walkProblems}
-	r.did.read = 0
-	for i, p := range paths {
+	inParallel(len(paths), func(i int) {
 		f := &s.files[i]
-		f.path = p
+		f.path = paths[i]
 		// Said before the read: a change during the read shows next time.
-		f.id, f.hasID = statFile(p)
-		if f.kept = f.hasID && r.files[p].current(f.id, now); f.kept {
-			continue
+		f.id, f.hasID = statFile(f.path)
+		if f.kept = f.hasID && r.files[f.path].current(f.id, now); f.kept {
+			return
 		}
-		r.did.read++
-		if f.data, f.readErr = manifest.ReadData(p); f.readErr == nil {
+		if f.data, f.readErr = manifest.ReadData(f.path); f.readErr == nil {
 			f.sum = sha256.Sum256(f.data)
+		}
+	})
+	r.did.read = 0
+	for _, f := range s.files {
+		if !f.kept {
+			r.did.read++
 		}
 	}
 	return s
+}
+
+// inParallel calls f(i) for every i below n, on a worker per processor
+// that takes the next i in turn, and returns when all calls are done.
+// Workers, not a goroutine per call: a goroutine starts with a small
+// stack, and the schema library's recursion grows a parse's stack deep,
+// a copy at each doubling.
+func inParallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		// A worker ends when no i is left; inParallel waits for it.
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // unchanged reports whether a scan found exactly what the last reload
@@ -319,20 +342,12 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 		problems []manifest.Problem
 	}
 	results := make([]result, len(s.files))
-	r.did.parsed = 0
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, f := range s.files {
-		if !f.kept && f.readErr == nil && !r.files[f.path].holds(f.sum) {
-			r.did.parsed++
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				results[i].m, results[i].problems = manifest.Parse(f.path, f.data)
-			})
+	inParallel(len(s.files), func(i int) {
+		if f := &s.files[i]; !f.kept && f.readErr == nil && !r.files[f.path].holds(f.sum) {
+			results[i].m, results[i].problems = manifest.Parse(f.path, f.data)
 		}
-	}
-	wg.Wait()
+	})
+	r.did.parsed = 0
 	files := make(map[string]*fileState, len(s.files))
 	for i, f := range s.files {
 		st := r.files[f.path]
@@ -355,6 +370,7 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 			// Read again (touched, or recent) and the same: not parsed.
 			st.id, st.hasID = f.id, f.hasID
 		default:
+			r.did.parsed++
 			st.id, st.hasID = f.id, f.hasID
 			m, problems := results[i].m, results[i].problems
 			st.sum, st.hasSum, st.parsed, st.problems = f.sum, true, m, problems
