@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -201,5 +202,93 @@ func TestAReloadBuildsWhatAFirstLoadBuilds(t *testing.T) {
 	}
 	if len(want.Problems) < 5 || !strings.Contains(fmt.Sprint(want.Unserved), "same tool as") {
 		t.Errorf("the files lack the cases this test is for: problems %v, unserved %v", want.Problems, want.Unserved)
+	}
+}
+
+// manyManifests is how many manifest files TestManyManifests loads:
+// enough that a reload which costs the whole tree shows, few enough
+// for go test.
+const manyManifests = 5000
+
+// With many manifest files, each reload during a storm (one file
+// rewritten every 50 ms) reads only the files that changed, and the
+// bounds that scripts/bench measures against for 20,000 files hold three
+// times over: the first load within 9 s, a new tool served within 3 s
+// of its file's creation. They catch a regression; the bench measures.
+func TestManyManifests(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("loads thousands of manifests; skipped with -short and with the race detector")
+	}
+	dir := t.TempDir()
+	paths := writeMany(t, dir, manyManifests)
+	type change struct {
+		s    *Snapshot
+		read int // files the reload read
+	}
+	changes := make(chan change, 100)
+	var r *Registry
+	start := time.Now()
+	r = New(Options{Dirs: []string{dir}, OnChange: func(s *Snapshot, _ Changes) {
+		// Under the reload's lock, after the first load: r is set.
+		select {
+		case changes <- change{s, r.did.read}:
+		default: // a later snapshot holds what this one does
+		}
+	}})
+	if d := time.Since(start); d > 9*time.Second {
+		t.Errorf("the first load of %d manifests took %v, more than 9s", manyManifests, d.Round(time.Millisecond))
+	} else {
+		t.Logf("the first load of %d manifests took %v", manyManifests, d.Round(time.Millisecond))
+	}
+	if n := r.Snapshot().Tools().Len(); n != manyManifests {
+		t.Fatalf("%d tools, want %d", n, manyManifests)
+	}
+	// As if the files were written longer than 2 s ago, however fast the
+	// load was: a new file is read once, and then only when it changes.
+	later(r, 3*time.Second)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	watching, storming := make(chan struct{}), make(chan struct{})
+	go func() { defer close(watching); r.Watch(ctx) }() // ends when cancelled
+	go func() {                                         // rewrites the first file until cancelled
+		defer close(storming)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for gen := 1; ; gen++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				writeFile(t, paths[0], manyManifest(0, gen))
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-watching; <-storming })
+	// New files at different points of the watcher's rhythm (a reload
+	// at most a second after events begin, however often they come).
+	for i, pause := range []time.Duration{0, 400 * time.Millisecond, 800 * time.Millisecond} {
+		time.Sleep(pause)
+		name := fmt.Sprintf("fresh.tool_%d", i)
+		created := time.Now()
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("a-fresh%d.json", i)), manifestJSON(name, name))
+		var read int
+		for served := false; !served; {
+			select {
+			case c := <-changes:
+				_, served = c.s.Lookup(strings.ReplaceAll(name, ".", "_"))
+				read = c.read
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s was not served within 30s", name)
+			}
+		}
+		d := time.Since(created)
+		if d > 3*time.Second {
+			t.Errorf("a new tool during a storm over %d manifests was served after %v, more than 3s", manyManifests, d.Round(time.Millisecond))
+		}
+		// The stormed file and the new one.
+		if read > 2 {
+			t.Errorf("the reload that served a new tool during a storm over %d manifests read %d files", manyManifests, read)
+		}
+		t.Logf("a new tool during the storm was served after %v by a reload that read %d files", d.Round(time.Millisecond), read)
 	}
 }
