@@ -72,3 +72,54 @@ func fillerManifests(b *testing.B, indent bool) string {
 	}
 	return dir
 }
+
+// BenchmarkLoad20000 measures the first load of 20,000 manifest files
+// of one tool each, as the bench driver's rows of many manifests write
+// them.
+func BenchmarkLoad20000(b *testing.B) {
+	dir := b.TempDir()
+	writeMany(b, dir, 20000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := New(Options{Dirs: []string{dir}}).Snapshot().Tools().Len(); n != 20000 {
+			b.Fatalf("%d tools, want 20000", n)
+		}
+	}
+}
+
+// BenchmarkReloadOneOf20000 measures a reload of 20,000 manifest files
+// of one tool each, as the bench driver's rows of many manifests write
+// them, after one of them changed.
+func BenchmarkReloadOneOf20000(b *testing.B) {
+	dir := b.TempDir()
+	paths := writeMany(b, dir, 20000)
+	r := New(Options{Dirs: []string{dir}})
+	b.ReportAllocs()
+	gen := 0
+	for b.Loop() {
+		gen++
+		writeFile(b, paths[0], manyManifest(0, gen))
+		if s := r.Reload(); s.Tools().Len() != 20000 {
+			b.Fatalf("%d tools, want 20000", s.Tools().Len())
+		}
+	}
+}
+
+// writeMany writes n manifest files of one filler tool each into dir and
+// returns their paths.
+func writeMany(tb testing.TB, dir string, n int) []string {
+	tb.Helper()
+	paths := make([]string, n)
+	for i := range n {
+		paths[i] = filepath.Join(dir, fmt.Sprintf("m%05d.json", i))
+		writeFile(tb, paths[i], manyManifest(i, 0))
+	}
+	return paths
+}
+
+// manyManifest is a manifest of filler tool i, whose title says gen.
+func manyManifest(i, gen int) string {
+	name := fmt.Sprintf("many%d.tool", i)
+	return fmt.Sprintf(`{"id":%q,"name":"Filler","version":"1.0.0","tools":[{"name":%q,"title":"Filler %d v%d","description":%q,"inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"What to search for, in plain words (%d)."},"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"Most results to return."},"since":{"type":"string","format":"date-time"}},"required":["query"]},"annotations":{"readOnlyHint":true}}],"implementation":{"methods":{%q:"echo"}}}`,
+		name, name, i, gen, strings.Repeat("Searches the user's items and returns the ones that match. ", 3), i, 100+i, name)
+}

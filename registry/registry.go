@@ -131,6 +131,10 @@ type Registry struct {
 	connections  *protocol.FairShare // the backend calls running, by principal
 	loaded       chan struct{}       // closed when the first load is done
 	walkProblems []manifest.Problem  // found walking the folders at the last reload
+	now          func() time.Time    // the clock that says which files changed recently
+	// did counts the files the last reload read and parsed, for its log
+	// line (and the tests).
+	did struct{ read, parsed int }
 	// onRecord, when set, is told of each tool call's audit entry before
 	// the audit log has it: search mode learns from them.
 	onRecord atomic.Pointer[func(*audit.Entry)]
@@ -161,6 +165,11 @@ type Changes struct {
 
 // fileState remembers one manifest file between reloads.
 type fileState struct {
+	// id is what the system said of the file just before it was last
+	// read, valid when hasID: a file whose id did not change is not read
+	// again (see current).
+	id    fileID
+	hasID bool
 	// sum is the SHA-256 of the contents last parsed, valid when hasSum:
 	// a file whose contents did not change is not parsed again, and
 	// keeping a sum instead of the bytes keeps a large set's files out of
@@ -178,11 +187,34 @@ func (st *fileState) holds(sum [sha256.Size]byte) bool {
 	return st != nil && st.hasSum && st.sum == sum
 }
 
+// A fileID is what the system says of a file without reading it: which
+// file it is (device and inode), its size, and when its contents
+// (mtime) and its inode (ctime) last changed. Writing to a file,
+// truncating it, or renaming another over it changes one of them.
+type fileID struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64 // nanoseconds since 1970
+}
+
+// recent is how long after a file last changed it is read at every
+// reload whatever its fileID says: a file system keeps times to the tick
+// of its clock (a few milliseconds; 2 s on FAT), so a file written twice
+// within one tick, at the same size, has the same fileID both times.
+const recent = 2 * time.Second
+
+// current reports whether st is of a file that id, said of it at now,
+// shows unchanged since it was last read: the same fileID, which was not
+// recent at now. A nil st is current for no file.
+func (st *fileState) current(id fileID, now time.Time) bool {
+	return st != nil && st.hasID && st.id == id && now.Sub(time.Unix(0, max(id.mtime, id.ctime))) >= recent
+}
+
 // New returns a registry with the manifests under opts.Dirs loaded. It
 // never fails: problems are in Snapshot().Problems and are logged.
 func New(opts Options) *Registry {
 	r := &Registry{opts: opts, files: map[string]*fileState{}, loaded: make(chan struct{}), decoder: opts.Limits.Decoder(),
-		largeChecks: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		largeChecks: make(chan struct{}, runtime.GOMAXPROCS(0)), now: time.Now}
 	r.connections = protocol.NewFairShare(cmp.Or(opts.Connections, socketclient.DefaultPoolSize), nil)
 	if opts.Logger != nil {
 		r.log = *opts.Logger
@@ -225,53 +257,96 @@ func (r *Registry) Tools() *protocol.ToolSet {
 }
 
 // Reload re-reads the manifest folders, publishes a new snapshot and
-// returns it. Files whose contents did not change are not parsed again.
-// New problems (from files that changed, or naming conflicts that
-// appeared) are logged and reported once.
+// returns it. A file is read again only when the system says it changed
+// (its device, inode, size, modification or change time), or when it
+// changed within the last 2 s (see recent), and parsed again only when
+// its contents changed. New problems (from files that changed, or naming
+// conflicts that appeared) are logged and reported once.
 func (r *Registry) Reload() *Snapshot {
 	r.reload.Lock()
 	defer r.reload.Unlock()
 	start := time.Now()
 	scan := r.scan()
-	if r.unchanged(scan) {
-		r.log.Debug().Int("files", len(scan.files)).Dur("dur", time.Since(start)).Msg("manifests unchanged")
+	same := r.unchanged(scan)
+	fresh := r.parse(scan)
+	if same {
+		r.log.Debug().Int("files", len(scan.files)).Int("read", r.did.read).Dur("dur", time.Since(start)).Msg("manifests unchanged")
 		return r.snap.Load()
 	}
-	fresh := r.parse(scan)
 	ms, problems := r.merge(scan)
 	next, changed := r.publish(ms, problems, fresh)
 	r.log.Debug().Int("tools", next.tools.Len()).Int("resources", len(next.Resources)+len(next.Templates)).Int("prompts", len(next.Prompts)).
-		Int("files", len(scan.files)).Bool("changed", changed).
+		Int("files", len(scan.files)).Int("read", r.did.read).Int("parsed", r.did.parsed).Bool("changed", changed).
 		Dur("dur", time.Since(start)).Msg("manifests loaded")
 	return next
 }
 
-// scanned is what a reload found on disk: every manifest file's contents
-// (or why it could not be read) and the problems met walking the folders.
+// scanned is what a reload found on disk: every manifest file, kept as
+// it was or with its contents (or why it could not be read), and the
+// problems met walking the folders.
 type scanned struct {
 	files        []scannedFile
 	walkProblems []manifest.Problem
 }
 
 type scannedFile struct {
-	path    string
+	path string
+	// kept is true when the file is current (see fileState.current): it
+	// was not read, and its state stands.
+	kept bool
+	// id is what the system said of the file before it was read, valid
+	// when hasID.
+	id      fileID
+	hasID   bool
 	data    []byte
 	sum     [sha256.Size]byte
 	readErr error
 }
 
-// scan walks the manifest folders and reads every manifest file.
+// scan walks the manifest folders and reads every manifest file that is
+// not current, on every processor.
 func (r *Registry) scan() scanned {
 	paths, walkProblems := manifest.Files(r.opts.Dirs...)
+	now := r.now()
 	s := scanned{files: make([]scannedFile, len(paths)), walkProblems: walkProblems}
-	for i, p := range paths {
+	inParallel(len(paths), func(i int) {
 		f := &s.files[i]
-		f.path = p
-		if f.data, f.readErr = manifest.ReadData(p); f.readErr == nil {
+		f.path = paths[i]
+		// Said before the read: a change during the read shows next time.
+		f.id, f.hasID = statFile(f.path)
+		if f.kept = f.hasID && r.files[f.path].current(f.id, now); f.kept {
+			return
+		}
+		if f.data, f.readErr = manifest.ReadData(f.path); f.readErr == nil {
 			f.sum = sha256.Sum256(f.data)
+		}
+	})
+	r.did.read = 0
+	for _, f := range s.files {
+		if !f.kept {
+			r.did.read++
 		}
 	}
 	return s
+}
+
+// inParallel calls f(i) for every i below n, on a worker per processor
+// that takes the next i in turn, and returns when all calls are done.
+// Workers, not a goroutine per call: a goroutine starts with a small
+// stack, and the schema library's recursion grows a parse's stack deep,
+// a copy at each doubling.
+func inParallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		// A worker ends when no i is left; inParallel waits for it.
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // unchanged reports whether a scan found exactly what the last reload
@@ -282,7 +357,7 @@ func (r *Registry) unchanged(s scanned) bool {
 		return false
 	}
 	for _, f := range s.files {
-		if f.readErr != nil || !r.files[f.path].holds(f.sum) {
+		if !f.kept && (f.readErr != nil || !r.files[f.path].holds(f.sum)) {
 			return false
 		}
 	}
@@ -293,11 +368,7 @@ func (r *Registry) unchanged(s scanned) bool {
 // records each file's state; it returns the problems that are new, the
 // folders' included.
 func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
-	for _, pr := range s.walkProblems {
-		if !slices.Contains(r.walkProblems, pr) {
-			fresh = append(fresh, pr)
-		}
-	}
+	fresh = notIn(s.walkProblems, r.walkProblems)
 	r.walkProblems = s.walkProblems
 	// Parsing compiles every schema, most of a load's work: files are
 	// parsed on every processor.
@@ -306,18 +377,12 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 		problems []manifest.Problem
 	}
 	results := make([]result, len(s.files))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, f := range s.files {
-		if f.readErr == nil && !r.files[f.path].holds(f.sum) {
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				results[i].m, results[i].problems = manifest.Parse(f.path, f.data)
-			})
+	inParallel(len(s.files), func(i int) {
+		if f := &s.files[i]; !f.kept && f.readErr == nil && !r.files[f.path].holds(f.sum) {
+			results[i].m, results[i].problems = manifest.Parse(f.path, f.data)
 		}
-	}
-	wg.Wait()
+	})
+	r.did.parsed = 0
 	files := make(map[string]*fileState, len(s.files))
 	for i, f := range s.files {
 		st := r.files[f.path]
@@ -326,6 +391,7 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 		}
 		files[f.path] = st
 		switch {
+		case f.kept: // as it was
 		case f.readErr != nil:
 			// Vanished between the walk and the read, unreadable, or not
 			// a regular file: treat like a parse failure so last good
@@ -334,8 +400,13 @@ func (r *Registry) parse(s scanned) (fresh []manifest.Problem) {
 			if len(st.problems) != 1 || st.problems[0] != pr {
 				fresh = append(fresh, pr)
 			}
-			st.hasSum, st.parsed, st.problems = false, nil, []manifest.Problem{pr}
-		case !st.holds(f.sum):
+			st.hasID, st.hasSum, st.parsed, st.problems = false, false, nil, []manifest.Problem{pr}
+		case st.holds(f.sum):
+			// Read again (touched, or recent) and the same: not parsed.
+			st.id, st.hasID = f.id, f.hasID
+		default:
+			r.did.parsed++
+			st.id, st.hasID = f.id, f.hasID
 			m, problems := results[i].m, results[i].problems
 			st.sum, st.hasSum, st.parsed, st.problems = f.sum, true, m, problems
 			if m != nil && !manifest.HasErrors(problems) {
@@ -376,22 +447,16 @@ func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.P
 	old := r.snap.Load()
 	next = build(r.rules(), ms, nil)
 	next.Problems = slices.Concat(problems, next.naming)
-	for _, pr := range next.naming {
-		if !slices.Contains(old.Problems, pr) {
-			fresh = append(fresh, pr)
-		}
-	}
+	fresh = append(fresh, notIn(next.naming, old.Problems)...)
 	// Most real manifests use dotted names, so renames are routine:
 	// validate lists them, the log only at debug level. Folded duplicates
 	// are routine too (a core file and an integrations file), but change
 	// what a reader of the manifests expects: info.
-	for _, pr := range next.renames {
-		if !slices.Contains(old.renames, pr) {
-			about(r.log.Debug(), pr).Msg(pr.Message)
-		}
+	for _, pr := range notIn(next.renames, old.renames) {
+		about(r.log.Debug(), pr).Msg(pr.Message)
 	}
-	for _, u := range next.Unserved {
-		if u.Folded && !slices.Contains(old.Unserved, u) {
+	for _, u := range notIn(next.Unserved, old.Unserved) {
+		if u.Folded {
 			r.log.Info().Str("manifest", u.File).Str("tool", u.Tool).Msg(u.Reason)
 		}
 	}
@@ -419,6 +484,26 @@ func (r *Registry) publish(ms []*manifest.Manifest, problems, fresh []manifest.P
 		// The first load: nobody has seen a list yet, so nothing changed for anyone.
 	}
 	return next, changed
+}
+
+// notIn returns the elements of xs that old does not hold, in order. A
+// large set renames every tool: comparing each with every old one made a
+// reload quadratic in the tools.
+func notIn[T comparable](xs, old []T) []T {
+	if len(xs) == 0 {
+		return nil
+	}
+	had := make(map[T]bool, len(old))
+	for _, x := range old {
+		had[x] = true
+	}
+	var out []T
+	for _, x := range xs {
+		if !had[x] {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // logProblems logs each new problem: errors at error level, warnings at

@@ -14,6 +14,8 @@ const window = 64 // requests in flight in pipelined measurements
 type bench struct {
 	bridge, work, manifests string
 	n, pipelined, tools     int
+	// many is how many manifest files the rows of many manifests write.
+	many int
 	// httpCalls is how many calls each side of an HTTP row makes; idle
 	// how many sessions the idle sessions row opens, and settle how long
 	// it leaves a server to itself before each look at its memory.
@@ -121,13 +123,13 @@ func (b *bench) startup(sock string, runs int) (toInit, toList stats, err error)
 		if err != nil {
 			return stats{}, stats{}, err
 		}
-		resp, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+		resp, err := c.roundTrip(initializeRequest)
 		initLat = append(initLat, time.Since(t0))
 		if err == nil && !bytes.Contains(resp, []byte(`"protocolVersion":"2025-11-25"`)) {
 			err = fmt.Errorf("bad initialize response %s", resp)
 		}
 		if err == nil {
-			c.w.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+			c.w.WriteString(initializedNotification + "\n")
 			resp, err = c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
 			listLat = append(listLat, time.Since(t0))
 			if n := bytes.Count(resp, []byte(`"inputSchema"`)); err == nil && n != b.served() {

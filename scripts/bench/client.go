@@ -27,6 +27,12 @@ type client struct {
 	nextID int
 }
 
+// The requests that start a legacy session.
+const (
+	initializeRequest       = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`
+	initializedNotification = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
 // replyWithin bounds each measurement: a bridge that stops answering
 // fails the run instead of hanging it.
 const replyWithin = 2 * time.Minute

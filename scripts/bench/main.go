@@ -5,14 +5,17 @@
 // that answers pipelined requests concurrently, and one that answers one
 // request at a time per connection, like the real server), tools/list
 // latency and startup time with 1,000 tools, the bridge's peak RSS and
-// CPU time per call. The result and pipelined rows also measure a peer
-// bridge built on mcp-go (peers/mcpgo). Over Streamable HTTP, it measures
-// 1, 8 and 64 concurrent clients, each with a session of its own, and 64
-// making stateless requests of protocol 2026-07-28, beside a server built
-// on the Go MCP SDK (peers/gosdk), and the memory of 1,000 idle sessions.
+// CPU time per call; with 20,000 manifest files, the time to the first
+// tools/list and the time a new tool takes to be served while another
+// file is rewritten every 50 ms. The result and pipelined rows also
+// measure a peer bridge built on mcp-go (peers/mcpgo). Over Streamable
+// HTTP, it measures 1, 8 and 64 concurrent clients, each with a session
+// of its own, and 64 making stateless requests of protocol 2026-07-28,
+// beside a server built on the Go MCP SDK (peers/gosdk), and the memory
+// of 1,000 idle sessions.
 // Every response is verified.
 //
-//	go run ./scripts/bench [-bridge PATH] [-rows REGEXP] [-peers=false] [-n 2000] [-stdio pipes|sockets] [-http-calls 20000] [-json out.json]
+//	go run ./scripts/bench [-bridge PATH] [-rows REGEXP] [-peers=false] [-n 2000] [-manifests 20000] [-stdio pipes|sockets] [-http-calls 20000] [-json out.json]
 package main
 
 import (
@@ -32,6 +35,7 @@ func main() {
 	n := flag.Int("n", 2000, "calls per sequential measurement")
 	pipelined := flag.Int("pipelined", 20000, "calls per pipelined measurement")
 	tools := flag.Int("tools", 1000, "filler tools in the manifests")
+	many := flag.Int("manifests", 20000, "manifest files, of one tool each, in the rows of many manifests")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	rows := flag.String("rows", "", "run only the rows whose names match this regular expression (default all)")
 	httpCalls := flag.Int("http-calls", 20000, "calls per side of each HTTP row")
@@ -67,7 +71,7 @@ func main() {
 		}
 		select {}
 	}
-	b := &bench{bridge: *bridge, n: *n, pipelined: *pipelined, tools: *tools, httpCalls: *httpCalls, idle: *idle, settle: *settle}
+	b := &bench{bridge: *bridge, n: *n, pipelined: *pipelined, tools: *tools, many: *many, httpCalls: *httpCalls, idle: *idle, settle: *settle}
 	if *rows != "" {
 		re, err := regexp.Compile(*rows)
 		if err != nil {

@@ -64,7 +64,7 @@ func ready(argv []string) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`); err != nil {
+	if _, err := c.roundTrip(initializeRequest); err != nil {
 		c.close()
 		return nil, err
 	}

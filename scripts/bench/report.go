@@ -185,9 +185,7 @@ func writeManifests(dir string, n, gen int) error {
 		var tools, methods []string
 		for i := f * 100; i < min(n, (f+1)*100); i++ {
 			name := fmt.Sprintf("filler%d.tool_%04d", f, i)
-			// Every schema differs a little, as real ones do.
-			tools = append(tools, fmt.Sprintf(`{"name":%q,"title":"Filler %d v%d","description":%q,"inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"What to search for, in plain words (%d)."},"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"Most results to return."},"since":{"type":"string","format":"date-time"}},"required":["query"]},"annotations":{"readOnlyHint":true}}`,
-				name, i, gen, strings.Repeat("Searches the user's items and returns the ones that match. ", 3), i, 100+i))
+			tools = append(tools, fillerTool(name, i, gen))
 			methods = append(methods, fmt.Sprintf("%q:\"echo\"", name))
 		}
 		m := fmt.Sprintf(`{"id":"filler%d","name":"Filler","version":"1.0.0","tools":[%s],"implementation":{"methods":{%s}}}`, f, strings.Join(tools, ","), strings.Join(methods, ","))
@@ -196,4 +194,11 @@ func writeManifests(dir string, n, gen int) error {
 		}
 	}
 	return nil
+}
+
+// fillerTool is the filler tool i called name, of realistic size, whose
+// title says gen. Every schema differs a little, as real ones do.
+func fillerTool(name string, i, gen int) string {
+	return fmt.Sprintf(`{"name":%q,"title":"Filler %d v%d","description":%q,"inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"What to search for, in plain words (%d)."},"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"Most results to return."},"since":{"type":"string","format":"date-time"}},"required":["query"]},"annotations":{"readOnlyHint":true}}`,
+		name, i, gen, strings.Repeat("Searches the user's items and returns the ones that match. ", 3), i, 100+i)
 }

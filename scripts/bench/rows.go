@@ -68,7 +68,7 @@ func (b *bench) rowNames() []string {
 		names = append(names, httpRowName(clients, false))
 	}
 	names = append(names, httpRowName(modernClients, true), b.idleRowName())
-	return append(names, b.listRowName(), b.initRowName(), b.firstListRowName())
+	return append(names, b.listRowName(), b.initRowName(), b.firstListRowName(), b.manyStartRowName(), b.stormRowName())
 }
 
 // want reports whether -rows selects the row called name.
@@ -237,6 +237,28 @@ func (b *bench) runAll() (*results, error) {
 		if b.want(toList.Name) {
 			res.Rows = append(res.Rows, row{Kind: kindTools, Bridge: toList})
 		}
+	}
+	if b.want(b.manyStartRowName()) {
+		be, err := bs.get(true)
+		if err != nil {
+			return nil, err
+		}
+		s, err := b.manyStartup(be.sock, manyStarts)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, row{Kind: kindTools, Bridge: s})
+	}
+	if b.want(b.stormRowName()) {
+		be, err := bs.get(true)
+		if err != nil {
+			return nil, err
+		}
+		s, err := b.storm(be.sock)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, row{Kind: kindTools, Bridge: s})
 	}
 	return res, nil
 }
