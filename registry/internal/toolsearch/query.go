@@ -57,7 +57,7 @@ func (ix *Index) parse(text string) query {
 	for w := range words(text, ix.opts.NoStemming) {
 		weight := 1.0
 		if w.topic && !ix.opts.NoTopics {
-			weight = weightTopic
+			weight = ix.w.Topic
 		}
 		// Two words side by side that mean something together.
 		if prevAny != nil && !w.gap && !w.joined && !ix.opts.NoSynonyms {
@@ -78,7 +78,7 @@ func (ix *Index) parse(text string) query {
 		}
 		if w.name && !ix.proper[w.term] && !ix.opts.NoNames {
 			// "did Mark email me": a person, not the verb the docs have.
-			weight *= weightTopic
+			weight *= ix.w.Topic
 		}
 		if _, ok := at[w.term]; ok {
 			add(concept{weight: weight}, w.term)
@@ -88,18 +88,18 @@ func (ix *Index) parse(text string) query {
 				// Several words as close share the weight.
 				known := ix.corrections(w.text)
 				for _, k := range known {
-					c.members = append(c.members, member{term: ix.surface[k], weight: weightCorrection / float64(len(known)), as: k})
+					c.members = append(c.members, member{term: ix.surface[k], weight: ix.w.Correction / float64(len(known)), as: k})
 				}
 			}
 			if !ix.opts.NoSynonyms {
 				for _, m := range c.members {
 					for _, s := range syn.of[m.term] {
-						c.members = append(c.members, member{term: s.term, weight: m.weight * weightSynonym, as: s.text})
+						c.members = append(c.members, member{term: s.term, weight: m.weight * ix.w.Synonym, as: s.text})
 					}
 					if w.verb && !ix.opts.NoVerbs {
 						for _, s := range syn.verbs[m.term] {
 							if !slices.ContainsFunc(c.members, func(o member) bool { return o.term == s.term }) {
-								c.members = append(c.members, member{term: s.term, weight: m.weight * weightVerb, as: s.text})
+								c.members = append(c.members, member{term: s.term, weight: m.weight * ix.w.Verb, as: s.text})
 							}
 						}
 					}

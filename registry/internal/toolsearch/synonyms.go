@@ -8,7 +8,7 @@ import (
 
 // synonymText lists everyday words models use in requests, and the words
 // tools tend to use for the same thing. A query word adds its synonyms at
-// weightSynonym. The table is general vocabulary, by topic; it is not fitted
+// Weights.Synonym. The table is general vocabulary, by topic; it is not fitted
 // to particular tools or phrases.
 const synonymText = `
 reply respond answer write+back get+back: reply email message

@@ -46,37 +46,45 @@ func (f Field) String() string {
 	return [...]string{"name", "title", "description", "parameters", "group"}[f]
 }
 
-// Field weights: a word in the name says more about a tool than one in a
-// parameter's description. The group's words are shared by every tool
-// of the group, so they pick the group, and the other fields the tool.
-var fieldWeight = [numFields]float64{3, 2, 1, 0.5, 0.75}
+// Weights are the ranking's weights. The defaults were measured on the
+// tuning set; the evaluation also fits them anew on parts of it, to tell
+// how much a fit learns those requests rather than requests in general.
+type Weights struct {
+	// Field weights: a word in the name says more about a tool than one
+	// in a parameter's description. The group's words are shared by
+	// every tool of the group, so they pick the group, and the other
+	// fields the tool.
+	Name, Title, Description, Params, Group float64
+	// Synonym is the weight of a word the synonym table gives, relative
+	// to the word itself.
+	Synonym float64
+	// Correction is the weight of a known word a misspelt one is taken
+	// for.
+	Correction float64
+	// Verb is the weight of what a word means as the verb of a request:
+	// "text Ana" asks to send.
+	Verb float64
+	// Topic is the weight of a word that says what an item is about
+	// rather than which tool acts on it: "a note about the meeting",
+	// "text Ana saying ...", words in quotes.
+	Topic float64
+	// Question is the share of its score that a tool that only reads
+	// gains when the request asks something.
+	Question float64
+	// K1 and B are BM25's: B the usual one; K1 higher than the usual
+	// 1.2, so that a word in a tool's name or title counts for more
+	// than one in its description before it saturates.
+	K1, B float64
+}
 
-// Weights of what a query word stands for, relative to the word itself.
-const (
-	// weightSynonym is the weight of a word the synonym table gives.
-	weightSynonym = 0.5
-	// weightCorrection is the weight of a known word a misspelt one is
-	// taken for.
-	weightCorrection = 0.8
-	// weightVerb is the weight of what a word means as the verb of a
-	// request: "text Ana" asks to send.
-	weightVerb = 0.5
-	// questionBonus is the share of its score that a tool that only
-	// reads gains when the request is a question.
-	questionBonus = 0.2
-	// weightTopic is the weight of a word that says what an item is
-	// about rather than which tool acts on it: "a note about the
-	// meeting", "text Ana saying ...", words in quotes.
-	weightTopic = 0.3
-)
-
-// BM25 parameters: b the usual one; k1 higher than the usual 1.2, so
-// that a word in a tool's name or title counts for more than one in its
-// description before it saturates (measured on the tuning set).
-const (
-	k1 = 3.0
-	b  = 0.75
-)
+// DefaultWeights returns the weights used when Options.Weights is nil.
+func DefaultWeights() Weights {
+	return Weights{
+		Name: 3, Title: 2, Description: 1, Params: 0.5, Group: 0.75,
+		Synonym: 0.5, Correction: 0.8, Verb: 0.5, Topic: 0.3, Question: 0.2,
+		K1: 3, B: 0.75,
+	}
+}
 
 // Options turn ranking signals off, so that the evaluation can measure
 // what each adds. The zero value has every signal on.
@@ -90,13 +98,16 @@ type Options struct {
 	NoNames        bool // a capitalised word that docs do not capitalise counts in full
 	NoVerbs        bool // a request's verb means only what it means elsewhere
 	NoQuestions    bool // a question does not prefer tools that only read
+	// Weights, when not nil, replace DefaultWeights.
+	Weights *Weights
 }
 
 // Index is an immutable search index over docs. It is safe for
 // concurrent use.
 type Index struct {
 	opts     Options
-	weight   [numFields]float64
+	w        Weights
+	weight   [numFields]float64   // of each field
 	postings map[string][]posting // by term, each in doc order
 	lens     [][numFields]float32 // words of each field of each doc
 	avg      [numFields]float64
@@ -119,10 +130,14 @@ type posting struct {
 // New indexes docs; Search returns positions in docs.
 func New(docs []Doc, opts Options) *Index {
 	ix := &Index{
-		opts: opts, weight: fieldWeight, postings: map[string][]posting{}, lens: make([][numFields]float32, len(docs)),
+		opts: opts, w: DefaultWeights(), postings: map[string][]posting{}, lens: make([][numFields]float32, len(docs)),
 		byLen: map[int][]known{}, surface: map[string]string{}, names: make([]string, len(docs)),
 		proper: map[string]bool{}, readOnly: make([]bool, len(docs)),
 	}
+	if opts.Weights != nil {
+		ix.w = *opts.Weights
+	}
+	ix.weight = [numFields]float64{ix.w.Name, ix.w.Title, ix.w.Description, ix.w.Params, ix.w.Group}
 	if opts.NoFieldWeights {
 		ix.weight = [numFields]float64{1, 1, 1, 1, 1}
 	}
@@ -195,7 +210,7 @@ func (ix *Index) tf(p *posting) float64 {
 		}
 		norm := 1.0
 		if ix.avg[f] > 0 {
-			norm = 1 - b + b*float64(ix.lens[p.doc][f])/ix.avg[f]
+			norm = 1 - ix.w.B + ix.w.B*float64(ix.lens[p.doc][f])/ix.avg[f]
 		}
 		t += ix.weight[f] * float64(n) / norm
 	}
@@ -265,7 +280,7 @@ func (ix *Index) Search(query string, limit int, prior func(doc int) float64) []
 			if score[d] == 0 {
 				docs = append(docs, d)
 			}
-			score[d] += c.weight * idf * acc[d] * (k1 + 1) / (acc[d] + k1)
+			score[d] += c.weight * idf * acc[d] * (ix.w.K1 + 1) / (acc[d] + ix.w.K1)
 			acc[d] = 0
 		}
 		touched = touched[:0]
@@ -274,7 +289,7 @@ func (ix *Index) Search(query string, limit int, prior func(doc int) float64) []
 	for i, d := range docs {
 		hits[i] = Hit{Doc: int(d), Score: score[d]}
 		if q.question && ix.readOnly[d] {
-			hits[i].Score *= 1 + questionBonus
+			hits[i].Score *= 1 + ix.w.Question
 		}
 	}
 	byScore := func(x, y Hit) int { return cmp.Or(cmp.Compare(y.Score, x.Score), cmp.Compare(x.Doc, y.Doc)) }
