@@ -123,6 +123,11 @@ verb bin ditch scrap: delete trash
 verb star flag: label
 verb launch start: open
 verb trigger: run
+verb put enter insert record register: create add
+verb move shift rename adjust alter amend correct: update change
+verb drop clear wipe: delete remove
+verb tell ping: send message
+verb pull display: show open
 `
 
 // synonym is a word a query word stands for.

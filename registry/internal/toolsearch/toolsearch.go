@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Doc is one tool to search. Name is split into words at _ . - and
@@ -71,6 +72,13 @@ type Weights struct {
 	// Question is the share of its score that a tool that only reads
 	// gains when the request asks something.
 	Question float64
+	// Later is what a word of a description's sentences after the
+	// first counts, relative to one of the first, which says what the
+	// tool does.
+	Later float64
+	// Surface is the weight that a word found as written, and not only
+	// as its stem, adds: "events" is more like "events" than "event".
+	Surface float64
 	// K1 and B are BM25's: B the usual one; K1 higher than the usual
 	// 1.2, so that a word in a tool's name or title counts for more
 	// than one in its description before it saturates.
@@ -81,8 +89,8 @@ type Weights struct {
 func DefaultWeights() Weights {
 	return Weights{
 		Name: 3, Title: 2, Description: 1, Params: 0.5, Group: 0.75,
-		Synonym: 0.5, Correction: 0.8, Verb: 0.5, Topic: 0.3, Question: 0.2,
-		K1: 3, B: 0.75,
+		Synonym: 0.5, Correction: 0.8, Verb: 0.5, Topic: 0.3, Question: 0.5,
+		Later: 0.5, Surface: 1, K1: 3, B: 0.75,
 	}
 }
 
@@ -95,9 +103,13 @@ type Options struct {
 	NoTopics       bool // words of a topic count in full
 	NoFieldWeights bool // every field weighs 1
 	NoEntities     bool // addresses, links and file names are words like others
-	NoNames        bool // a capitalised word that docs do not capitalise counts in full
 	NoVerbs        bool // a request's verb means only what it means elsewhere
 	NoQuestions    bool // a question does not prefer tools that only read
+	NoSurface      bool // a word as written counts no more than its stem
+	NoClauses      bool // "that I'm late" is no topic, and "where" in mid-sentence asks for a place
+	// NoFirstSentence: a description's first sentence counts no more
+	// than the others.
+	NoFirstSentence bool
 	// Weights, when not nil, replace DefaultWeights.
 	Weights *Weights
 }
@@ -113,12 +125,9 @@ type Index struct {
 	avg      [numFields]float64
 	// byLen holds the known words as written, by length in bytes, for
 	// correcting misspelt ones; surface maps each to its term.
-	byLen   map[int][]known
-	surface map[string]string
-	names   []string // each doc's name and title, in lower case, for Closest
-	// proper holds the terms the docs capitalise in mid-sentence: names
-	// of products and places, which a query may capitalise too.
-	proper   map[string]bool
+	byLen    map[int][]known
+	surface  map[string]string
+	names    []string // each doc's name and title, in lower case, for Closest
 	readOnly []bool
 }
 
@@ -132,7 +141,7 @@ func New(docs []Doc, opts Options) *Index {
 	ix := &Index{
 		opts: opts, w: DefaultWeights(), postings: map[string][]posting{}, lens: make([][numFields]float32, len(docs)),
 		byLen: map[int][]known{}, surface: map[string]string{}, names: make([]string, len(docs)),
-		proper: map[string]bool{}, readOnly: make([]bool, len(docs)),
+		readOnly: make([]bool, len(docs)),
 	}
 	if opts.Weights != nil {
 		ix.w = *opts.Weights
@@ -145,19 +154,32 @@ func New(docs []Doc, opts Options) *Index {
 	tf := map[string]*[numFields]float32{}
 	for i, d := range docs {
 		clear(tf)
-		for f, text := range [numFields]string{d.Name, d.Title, d.Description, d.Params, d.Group} {
-			for w := range words(text, ix.opts.NoStemming) {
+		first, later := d.Description, ""
+		if !opts.NoFirstSentence {
+			first, later = firstSentence(d.Description)
+		}
+		for _, part := range [...]struct {
+			f    Field
+			text string
+			n    float32 // what each word counts
+		}{
+			{FieldName, d.Name, 1}, {FieldTitle, d.Title, 1}, {FieldDescription, first, 1},
+			{FieldDescription, later, float32(ix.w.Later)}, {FieldParams, d.Params, 1}, {FieldGroup, d.Group, 1},
+		} {
+			for w := range words(part.text, ix.opts.NoStemming) {
 				if w.stop {
 					continue
 				}
-				if w.name && Field(f) != FieldTitle {
-					ix.proper[w.term] = true
-				}
 				ix.known(w.text, w.term)
-				ix.count(tf, w.term, Field(f))
-				ix.lens[i][f]++
+				ix.count(tf, w.term, part.f, part.n)
+				if !opts.NoSurface && w.text != w.term {
+					ix.count(tf, asWritten(w.text), part.f, part.n)
+				}
+				ix.lens[i][part.f] += part.n
 			}
-			total[f] += float64(ix.lens[i][f])
+		}
+		for f, n := range ix.lens[i] {
+			total[f] += float64(n)
 		}
 		// Map order does not matter: each term's postings are in doc order.
 		for t, n := range tf {
@@ -183,13 +205,26 @@ func New(docs []Doc, opts Options) *Index {
 	return ix
 }
 
-func (ix *Index) count(tf map[string]*[numFields]float32, term string, f Field) {
+// asWritten returns the term of a word as written, which no stem is.
+func asWritten(text string) string { return "=" + text }
+
+func (ix *Index) count(tf map[string]*[numFields]float32, term string, f Field, by float32) {
 	n := tf[term]
 	if n == nil {
 		n = new([numFields]float32)
 		tf[term] = n
 	}
-	n[f]++
+	n[f] += by
+}
+
+// firstSentence splits a description after its first sentence, which
+// says what the tool does; the others tend to say how, or what it does
+// not ("Fails when ...", "Check with the user ...").
+func firstSentence(text string) (first, later string) {
+	if i := strings.Index(text, ". "); i >= 0 {
+		return text[:i+1], text[i+1:]
+	}
+	return text, ""
 }
 
 // known adds a word as written to the words a misspelt one may be.
