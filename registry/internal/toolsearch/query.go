@@ -29,8 +29,8 @@ type member struct {
 // query is a request parsed.
 type query struct {
 	concepts []concept
-	// question says the request asks something ("what's on today?"),
-	// which tools that only read answer.
+	// question says the request asks something ("what's on today?",
+	// "show my notes"), which tools that only read answer.
 	question bool
 }
 
@@ -56,8 +56,8 @@ func (ix *Index) parse(text string) query {
 	var prevAny *word
 	for w := range words(text, ix.opts.NoStemming) {
 		weight := 1.0
-		if w.topic && !ix.opts.NoTopics {
-			weight = weightTopic
+		if w.topic && !ix.opts.NoTopics || w.said && !ix.opts.NoClauses {
+			weight = ix.w.Topic
 		}
 		// Two words side by side that mean something together.
 		if prevAny != nil && !w.gap && !w.joined && !ix.opts.NoSynonyms {
@@ -73,33 +73,34 @@ func (ix *Index) parse(text string) query {
 		if !w.joined {
 			prevAny = &w
 		}
-		if w.stop {
+		if w.stop || w.term == "where" && !w.verb && !ix.opts.NoClauses {
+			// "the message where Tom sent the address" asks for no
+			// place, as "where is it" does.
 			continue
-		}
-		if w.name && !ix.proper[w.term] && !ix.opts.NoNames {
-			// "did Mark email me": a person, not the verb the docs have.
-			weight *= weightTopic
 		}
 		if _, ok := at[w.term]; ok {
 			add(concept{weight: weight}, w.term)
 		} else {
 			c := concept{word: w.text, weight: weight, members: []member{{term: w.term, weight: 1}}}
+			if !ix.opts.NoSurface && w.text != w.term {
+				c.members = append(c.members, member{term: asWritten(w.text), weight: ix.w.Surface})
+			}
 			if len(ix.postings[w.term]) == 0 && syn.of[w.term] == nil && syn.verbs[w.term] == nil && !ix.opts.NoCorrection && correctable(w) {
 				// Several words as close share the weight.
 				known := ix.corrections(w.text)
 				for _, k := range known {
-					c.members = append(c.members, member{term: ix.surface[k], weight: weightCorrection / float64(len(known)), as: k})
+					c.members = append(c.members, member{term: ix.surface[k], weight: ix.w.Correction / float64(len(known)), as: k})
 				}
 			}
 			if !ix.opts.NoSynonyms {
 				for _, m := range c.members {
 					for _, s := range syn.of[m.term] {
-						c.members = append(c.members, member{term: s.term, weight: m.weight * weightSynonym, as: s.text})
+						c.members = append(c.members, member{term: s.term, weight: m.weight * ix.w.Synonym, as: s.text})
 					}
 					if w.verb && !ix.opts.NoVerbs {
 						for _, s := range syn.verbs[m.term] {
 							if !slices.ContainsFunc(c.members, func(o member) bool { return o.term == s.term }) {
-								c.members = append(c.members, member{term: s.term, weight: m.weight * weightVerb, as: s.text})
+								c.members = append(c.members, member{term: s.term, weight: m.weight * ix.w.Verb, as: s.text})
 							}
 						}
 					}
@@ -112,17 +113,22 @@ func (ix *Index) parse(text string) query {
 }
 
 // isQuestion reports whether a request asks something: it ends with a
-// question mark or starts as questions do.
+// question mark, starts as questions do, or asks to be shown something
+// ("show my notes", "check my inbox").
 func isQuestion(text string) bool {
 	text = strings.TrimSpace(text)
 	if strings.HasSuffix(text, "?") {
 		return true
 	}
 	first, _, _ := strings.Cut(lower(text), " ")
-	return questionWords[strings.Trim(first, ",.!")]
+	first = strings.Trim(first, ",.!")
+	return questionWords[first] || showWords[first]
 }
 
-var questionWords = setOf(`what what's whats which who who's when where where's why how how's is are am was were do does did have has any anything`)
+var (
+	questionWords = setOf(`what what's whats which who who's when where where's why how how's is are am was were do does did have has any anything`)
+	showWords     = setOf(`show list see view display find search look check read get tell give`)
+)
 
 // entities rewrites the email addresses, web addresses and file names of
 // a request as the kind of thing each is, with its own words in quotes,

@@ -8,7 +8,7 @@ import (
 
 // synonymText lists everyday words models use in requests, and the words
 // tools tend to use for the same thing. A query word adds its synonyms at
-// weightSynonym. The table is general vocabulary, by topic; it is not fitted
+// Weights.Synonym. The table is general vocabulary, by topic; it is not fitted
 // to particular tools or phrases.
 const synonymText = `
 reply respond answer write+back get+back: reply email message
@@ -123,6 +123,11 @@ verb bin ditch scrap: delete trash
 verb star flag: label
 verb launch start: open
 verb trigger: run
+verb put enter insert record register: create add
+verb move shift rename adjust alter amend correct: update change
+verb drop clear wipe: delete remove
+verb tell ping: send message
+verb pull display: show open
 `
 
 // synonym is a word a query word stands for.

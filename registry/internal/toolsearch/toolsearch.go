@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Doc is one tool to search. Name is split into words at _ . - and
@@ -46,37 +47,52 @@ func (f Field) String() string {
 	return [...]string{"name", "title", "description", "parameters", "group"}[f]
 }
 
-// Field weights: a word in the name says more about a tool than one in a
-// parameter's description. The group's words are shared by every tool
-// of the group, so they pick the group, and the other fields the tool.
-var fieldWeight = [numFields]float64{3, 2, 1, 0.5, 0.75}
+// Weights are the ranking's weights. The defaults were measured on the
+// tuning set; the evaluation also fits them anew on parts of it, to tell
+// how much a fit learns those requests rather than requests in general.
+type Weights struct {
+	// Field weights: a word in the name says more about a tool than one
+	// in a parameter's description. The group's words are shared by
+	// every tool of the group, so they pick the group, and the other
+	// fields the tool.
+	Name, Title, Description, Params, Group float64
+	// Synonym is the weight of a word the synonym table gives, relative
+	// to the word itself.
+	Synonym float64
+	// Correction is the weight of a known word a misspelt one is taken
+	// for.
+	Correction float64
+	// Verb is the weight of what a word means as the verb of a request:
+	// "text Ana" asks to send.
+	Verb float64
+	// Topic is the weight of a word that says what an item is about
+	// rather than which tool acts on it: "a note about the meeting",
+	// "text Ana saying ...", words in quotes.
+	Topic float64
+	// Question is the share of its score that a tool that only reads
+	// gains when the request asks something.
+	Question float64
+	// Later is what a word of a description's sentences after the
+	// first counts, relative to one of the first, which says what the
+	// tool does.
+	Later float64
+	// Surface is the weight that a word found as written, and not only
+	// as its stem, adds: "events" is more like "events" than "event".
+	Surface float64
+	// K1 and B are BM25's: B the usual one; K1 higher than the usual
+	// 1.2, so that a word in a tool's name or title counts for more
+	// than one in its description before it saturates.
+	K1, B float64
+}
 
-// Weights of what a query word stands for, relative to the word itself.
-const (
-	// weightSynonym is the weight of a word the synonym table gives.
-	weightSynonym = 0.5
-	// weightCorrection is the weight of a known word a misspelt one is
-	// taken for.
-	weightCorrection = 0.8
-	// weightVerb is the weight of what a word means as the verb of a
-	// request: "text Ana" asks to send.
-	weightVerb = 0.5
-	// questionBonus is the share of its score that a tool that only
-	// reads gains when the request is a question.
-	questionBonus = 0.2
-	// weightTopic is the weight of a word that says what an item is
-	// about rather than which tool acts on it: "a note about the
-	// meeting", "text Ana saying ...", words in quotes.
-	weightTopic = 0.3
-)
-
-// BM25 parameters: b the usual one; k1 higher than the usual 1.2, so
-// that a word in a tool's name or title counts for more than one in its
-// description before it saturates (measured on the tuning set).
-const (
-	k1 = 3.0
-	b  = 0.75
-)
+// DefaultWeights returns the weights used when Options.Weights is nil.
+func DefaultWeights() Weights {
+	return Weights{
+		Name: 3, Title: 2, Description: 1, Params: 0.5, Group: 0.75,
+		Synonym: 0.5, Correction: 0.8, Verb: 0.5, Topic: 0.3, Question: 0.5,
+		Later: 0.5, Surface: 1, K1: 3, B: 0.75,
+	}
+}
 
 // Options turn ranking signals off, so that the evaluation can measure
 // what each adds. The zero value has every signal on.
@@ -87,27 +103,31 @@ type Options struct {
 	NoTopics       bool // words of a topic count in full
 	NoFieldWeights bool // every field weighs 1
 	NoEntities     bool // addresses, links and file names are words like others
-	NoNames        bool // a capitalised word that docs do not capitalise counts in full
 	NoVerbs        bool // a request's verb means only what it means elsewhere
 	NoQuestions    bool // a question does not prefer tools that only read
+	NoSurface      bool // a word as written counts no more than its stem
+	NoClauses      bool // "that I'm late" is no topic, and "where" in mid-sentence asks for a place
+	// NoFirstSentence: a description's first sentence counts no more
+	// than the others.
+	NoFirstSentence bool
+	// Weights, when not nil, replace DefaultWeights.
+	Weights *Weights
 }
 
 // Index is an immutable search index over docs. It is safe for
 // concurrent use.
 type Index struct {
 	opts     Options
-	weight   [numFields]float64
+	w        Weights
+	weight   [numFields]float64   // of each field
 	postings map[string][]posting // by term, each in doc order
 	lens     [][numFields]float32 // words of each field of each doc
 	avg      [numFields]float64
 	// byLen holds the known words as written, by length in bytes, for
 	// correcting misspelt ones; surface maps each to its term.
-	byLen   map[int][]known
-	surface map[string]string
-	names   []string // each doc's name and title, in lower case, for Closest
-	// proper holds the terms the docs capitalise in mid-sentence: names
-	// of products and places, which a query may capitalise too.
-	proper   map[string]bool
+	byLen    map[int][]known
+	surface  map[string]string
+	names    []string // each doc's name and title, in lower case, for Closest
 	readOnly []bool
 }
 
@@ -119,10 +139,14 @@ type posting struct {
 // New indexes docs; Search returns positions in docs.
 func New(docs []Doc, opts Options) *Index {
 	ix := &Index{
-		opts: opts, weight: fieldWeight, postings: map[string][]posting{}, lens: make([][numFields]float32, len(docs)),
+		opts: opts, w: DefaultWeights(), postings: map[string][]posting{}, lens: make([][numFields]float32, len(docs)),
 		byLen: map[int][]known{}, surface: map[string]string{}, names: make([]string, len(docs)),
-		proper: map[string]bool{}, readOnly: make([]bool, len(docs)),
+		readOnly: make([]bool, len(docs)),
 	}
+	if opts.Weights != nil {
+		ix.w = *opts.Weights
+	}
+	ix.weight = [numFields]float64{ix.w.Name, ix.w.Title, ix.w.Description, ix.w.Params, ix.w.Group}
 	if opts.NoFieldWeights {
 		ix.weight = [numFields]float64{1, 1, 1, 1, 1}
 	}
@@ -130,19 +154,32 @@ func New(docs []Doc, opts Options) *Index {
 	tf := map[string]*[numFields]float32{}
 	for i, d := range docs {
 		clear(tf)
-		for f, text := range [numFields]string{d.Name, d.Title, d.Description, d.Params, d.Group} {
-			for w := range words(text, ix.opts.NoStemming) {
+		first, later := d.Description, ""
+		if !opts.NoFirstSentence {
+			first, later = firstSentence(d.Description)
+		}
+		for _, part := range [...]struct {
+			f    Field
+			text string
+			n    float32 // what each word counts
+		}{
+			{FieldName, d.Name, 1}, {FieldTitle, d.Title, 1}, {FieldDescription, first, 1},
+			{FieldDescription, later, float32(ix.w.Later)}, {FieldParams, d.Params, 1}, {FieldGroup, d.Group, 1},
+		} {
+			for w := range words(part.text, ix.opts.NoStemming) {
 				if w.stop {
 					continue
 				}
-				if w.name && Field(f) != FieldTitle {
-					ix.proper[w.term] = true
-				}
 				ix.known(w.text, w.term)
-				ix.count(tf, w.term, Field(f))
-				ix.lens[i][f]++
+				ix.count(tf, w.term, part.f, part.n)
+				if !opts.NoSurface && w.text != w.term {
+					ix.count(tf, asWritten(w.text), part.f, part.n)
+				}
+				ix.lens[i][part.f] += part.n
 			}
-			total[f] += float64(ix.lens[i][f])
+		}
+		for f, n := range ix.lens[i] {
+			total[f] += float64(n)
 		}
 		// Map order does not matter: each term's postings are in doc order.
 		for t, n := range tf {
@@ -168,13 +205,26 @@ func New(docs []Doc, opts Options) *Index {
 	return ix
 }
 
-func (ix *Index) count(tf map[string]*[numFields]float32, term string, f Field) {
+// asWritten returns the term of a word as written, which no stem is.
+func asWritten(text string) string { return "=" + text }
+
+func (ix *Index) count(tf map[string]*[numFields]float32, term string, f Field, by float32) {
 	n := tf[term]
 	if n == nil {
 		n = new([numFields]float32)
 		tf[term] = n
 	}
-	n[f]++
+	n[f] += by
+}
+
+// firstSentence splits a description after its first sentence, which
+// says what the tool does; the others tend to say how, or what it does
+// not ("Fails when ...", "Check with the user ...").
+func firstSentence(text string) (first, later string) {
+	if i := strings.Index(text, ". "); i >= 0 {
+		return text[:i+1], text[i+1:]
+	}
+	return text, ""
 }
 
 // known adds a word as written to the words a misspelt one may be.
@@ -195,7 +245,7 @@ func (ix *Index) tf(p *posting) float64 {
 		}
 		norm := 1.0
 		if ix.avg[f] > 0 {
-			norm = 1 - b + b*float64(ix.lens[p.doc][f])/ix.avg[f]
+			norm = 1 - ix.w.B + ix.w.B*float64(ix.lens[p.doc][f])/ix.avg[f]
 		}
 		t += ix.weight[f] * float64(n) / norm
 	}
@@ -265,7 +315,7 @@ func (ix *Index) Search(query string, limit int, prior func(doc int) float64) []
 			if score[d] == 0 {
 				docs = append(docs, d)
 			}
-			score[d] += c.weight * idf * acc[d] * (k1 + 1) / (acc[d] + k1)
+			score[d] += c.weight * idf * acc[d] * (ix.w.K1 + 1) / (acc[d] + ix.w.K1)
 			acc[d] = 0
 		}
 		touched = touched[:0]
@@ -274,7 +324,7 @@ func (ix *Index) Search(query string, limit int, prior func(doc int) float64) []
 	for i, d := range docs {
 		hits[i] = Hit{Doc: int(d), Score: score[d]}
 		if q.question && ix.readOnly[d] {
-			hits[i].Score *= 1 + questionBonus
+			hits[i].Score *= 1 + ix.w.Question
 		}
 	}
 	byScore := func(x, y Hit) int { return cmp.Or(cmp.Compare(y.Score, x.Score), cmp.Compare(x.Doc, y.Doc)) }

@@ -51,7 +51,7 @@ func flags(text string) string {
 		for _, f := range []struct {
 			on   bool
 			name string
-		}{{w.gap, "gap"}, {w.verb, "verb"}, {w.topic, "topic"}, {w.name, "name"}, {w.joined, "joined"}} {
+		}{{w.gap, "gap"}, {w.verb, "verb"}, {w.topic, "topic"}, {w.said, "said"}, {w.name, "name"}, {w.joined, "joined"}} {
 			if f.on {
 				s += "/" + f.name
 			}
@@ -67,6 +67,7 @@ func TestWordFlags(t *testing.T) {
 		{`tick off "buy milk", then email Tom`, `tick/gap/verb off buy/gap/topic milk/topic email/gap/verb tom/name`},
 		{"can you book lunch. Sam says hi", "book/gap/verb lunch sam/gap/verb hi/topic"},
 		{"email-address", "email/gap/verb address emailaddress/joined"},
+		{"text Ana that I'm late, delete that note", "text/gap/verb ana/name late/said delete/gap/verb note"},
 	} {
 		if got := flags(tt.text); got != tt.want {
 			t.Errorf("flags(%q) = %q, want %q", tt.text, got, tt.want)
@@ -147,6 +148,79 @@ func TestSearch(t *testing.T) {
 	}
 	if got := New(nil, Options{}).Search("anything", 5, nil); len(got) != 0 {
 		t.Errorf("empty index found %v", got)
+	}
+}
+
+// Each signal decides between two docs that are otherwise alike: the
+// first with it, the second without it.
+func TestSearchSignal(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		docs  []Doc
+		query string
+		off   Options
+	}{
+		{
+			"a word as written counts more than its stem",
+			[]Doc{
+				{Name: "cal.list_events", Title: "List events", Description: "Events between two times, across all calendars or one."},
+				{Name: "cal.get_event", Title: "Read event", Description: "Read one event."},
+			},
+			"events", Options{NoSurface: true},
+		},
+		{
+			"a description's first sentence says what a tool does",
+			[]Doc{
+				{Name: "net.status", Description: "The network the Mac is on, its signal and its address. Fails when offline."},
+				{Name: "net.send", Description: "Send a file. Fails when the network is down."},
+			},
+			"network", Options{NoFirstSentence: true},
+		},
+		{
+			"what follows that is what to say",
+			[]Doc{
+				{Name: "messages.send", Title: "Send text", Description: "Send a text."},
+				{Name: "calendar.update_event", Title: "Change event", Description: "Change an event's time."},
+			},
+			"text Ana that the event time changed", Options{NoClauses: true},
+		},
+		{
+			"where in mid-sentence asks for no place",
+			[]Doc{
+				{Name: "notes.list", Title: "List notes", Description: "List saved notes."},
+				{Name: "location.current", Title: "Current location", Description: "Where the Mac is, with a note of the address."},
+			},
+			"the note where I wrote it", Options{NoClauses: true},
+		},
+		{
+			"asking to be shown prefers a tool that only reads",
+			[]Doc{
+				{Name: "clipboard.read", Title: "Read clipboard", Description: "Read what the clipboard holds.", ReadOnly: true},
+				{Name: "clipboard.write", Title: "Copy to clipboard", Description: "Copy text to the clipboard."},
+			},
+			"show what I copied", Options{NoQuestions: true},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := docs(New(tt.docs, Options{}).Search(tt.query, 2, nil)); !slices.Equal(got, []int{0, 1}) {
+				t.Errorf("Search(%q) = %v, want [0 1]", tt.query, got)
+			}
+			if got := docs(New(tt.docs, tt.off).Search(tt.query, 2, nil)); !slices.Equal(got, []int{1, 0}) {
+				t.Errorf("without the signal, Search(%q) = %v, want [1 0]", tt.query, got)
+			}
+		})
+	}
+}
+
+func TestFirstSentence(t *testing.T) {
+	for _, tt := range []struct{ text, first, later string }{
+		{"One. Two. Three.", "One.", " Two. Three."},
+		{"Only one.", "Only one.", ""},
+		{"Version 1.2 of it", "Version 1.2 of it", ""},
+	} {
+		if first, later := firstSentence(tt.text); first != tt.first || later != tt.later {
+			t.Errorf("firstSentence(%q) = %q, %q, want %q, %q", tt.text, first, later, tt.first, tt.later)
+		}
 	}
 }
 

@@ -32,6 +32,10 @@ type word struct {
 	verb bool
 	// part says the word is a part of a hyphenated or camelCase word.
 	part bool
+	// said says the word is in a clause of what to say or write, after
+	// "that": "text Ana that I'm late", "email the team that the release
+	// is delayed".
+	said bool
 	// stop says the word is a stop word, given only for phrases such
 	// as "get rid" and "pop up".
 	stop bool
@@ -52,6 +56,8 @@ func words(text string, noStemming bool) iter.Seq[word] {
 			topic    bool
 			parts    []string
 			partCaps bool
+			said     bool
+			that     bool // the word before was "that", not first in its clause
 		)
 		emit := func(w word) bool {
 			w.gap, gap = gap, false
@@ -67,9 +73,13 @@ func words(text string, noStemming bool) iter.Seq[word] {
 			start = false
 			defer func() { parts = parts[:0] }()
 			for _, p := range parts {
+				// "that I'm late", "that the release is delayed": a
+				// clause, not "that email".
+				said = said || that && subjects[p]
+				that = p == "that" && !clause
 				switch {
 				case keep(p):
-					if !emit(word{text: p, term: termOf(p, noStemming), topic: topic || quoted, name: name, part: len(parts) > 1}) {
+					if !emit(word{text: p, term: termOf(p, noStemming), topic: topic || quoted, said: said, name: name, part: len(parts) > 1}) {
 						return false
 					}
 				case utf8.RuneCountInString(p) > 1:
@@ -89,7 +99,7 @@ func words(text string, noStemming bool) iter.Seq[word] {
 				joined := strings.Join(parts, "")
 				if keep(joined) {
 					g := gap
-					ok := yield(word{text: joined, term: termOf(joined, noStemming), joined: true, topic: topic || quoted, name: name})
+					ok := yield(word{text: joined, term: termOf(joined, noStemming), joined: true, topic: topic || quoted, said: said, name: name})
 					gap = g
 					return ok
 				}
@@ -99,7 +109,7 @@ func words(text string, noStemming bool) iter.Seq[word] {
 		// boundary ends the current clause: no phrase across it, and a
 		// topic ends with it.
 		boundary := func(sentence bool) {
-			gap, topic, clause = true, false, true
+			gap, topic, clause, said, that = true, false, true, false, false
 			if sentence {
 				start = true
 			}
@@ -198,6 +208,9 @@ var clauseMarkers = setOf(`and then please can could would will you`)
 // topicMarkers start a topic: the words after them, to the end of the
 // clause, say what an item is about, not which tool acts on it.
 var topicMarkers = setOf(`about regarding saying says called named titled mentioning`)
+
+// subjects start a clause's subject.
+var subjects = setOf(`i i'm i'll i've i'd we we're we'll we've you you're he he's she she's it it's they they're there there's the my our his her their a an`)
 
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
