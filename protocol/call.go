@@ -30,6 +30,10 @@ const (
 	// PrincipalProcess is whoever started the process: the client at the
 	// other end of stdio, or a command of the process itself.
 	PrincipalProcess PrincipalKind = "process"
+	// PrincipalLocal is whoever reaches an HTTP bridge without a token,
+	// on loopback or its Unix socket: the local user. It owns the tasks
+	// of such requests, which outlive their connections and sessions.
+	PrincipalLocal PrincipalKind = "local"
 )
 
 // Principal is who a request is for: what fair shares, tasks and rights
@@ -84,6 +88,7 @@ var ErrNotSupported = errors.New("the client cannot be asked this here")
 type Call struct {
 	srv       *Server // nil for a call made by NewCall
 	principal Principal
+	owner     Principal // who owns the tasks it creates
 	client    ClientInfo
 	version   string
 	modernEra bool
@@ -119,6 +124,13 @@ type Call struct {
 	answers   map[string]jsontext.Value
 	asked     chan struct{}
 	park      *parked // the call's life after its request, once it asks
+
+	// A call that may run as a task (see taskcall.go).
+	taskable  bool               // it may become a task, or is one: set before its provider runs
+	openGate  context.CancelFunc // makes it a task at once (its first progress)
+	task      *task              // the task it runs as, once it is one
+	asksFirst bool               // it keeps a confirmation for its request's result: it is no task yet
+	used      map[string]bool    // a task's question names, never used twice
 }
 
 // attachment is the request a Call answers now: where its messages go,
@@ -234,7 +246,9 @@ func (c *Call) Log(level LogLevel, logger string, data any) {
 	}
 	c.mu.Lock()
 	at := c.at
-	if at.ss == nil || c.logsQueued >= maxLogsQueued {
+	// A task's log messages have no request to go with: MCP's tasks carry
+	// none.
+	if at.ss == nil || c.logsQueued >= maxLogsQueued || c.task != nil {
 		c.dropped++
 		c.mu.Unlock()
 		return
@@ -279,9 +293,24 @@ func (c *Call) countDropped() {
 // the server's heartbeats. Progress the client has not read yet is
 // coalesced: once the last notification is written, only the latest
 // value follows. It reports whether the progress will reach the client.
+//
+// The first progress of a call that may run as a task makes it one (see
+// startGate); a task's progress becomes its statusMessage instead.
 func (c *Call) Progress(value, total float64, message string) bool {
 	if value <= 0 || math.IsNaN(value) || math.IsInf(value, 0) {
 		return false
+	}
+	if c.taskable {
+		c.mu.Lock()
+		t, open := c.task, c.openGate
+		c.mu.Unlock()
+		if open != nil {
+			open()
+		}
+		if t != nil {
+			t.progress(value, total, message)
+			return false
+		}
 	}
 	return c.sendProgress(value, total, message, true)
 }
@@ -378,7 +407,7 @@ func (c *Call) Confirm(ctx context.Context, q Question) (Answer, error) {
 		return c.confirm(ctx, q)
 	case !c.CanConfirm():
 		return Answer{}, ErrNotSupported
-	case c.modern != nil:
+	case c.modern != nil && c.confirmsInResult():
 		return c.modern.ask(q)
 	}
 	raw, err := c.ask(ctx, confirmKey, "elicitation/create", confirmParams(q, c.version), false)
@@ -386,6 +415,20 @@ func (c *Call) Confirm(ctx context.Context, q Question) (Answer, error) {
 		return Answer{}, err
 	}
 	return answerOf(raw)
+}
+
+// confirmsInResult reports whether a 2026-07-28 confirmation goes in
+// the request's result: not once the call is a task, whose questions are
+// its own (then it asks as the backend does), and from then on, no task
+// until its request is answered.
+func (c *Call) confirmsInResult() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.task != nil {
+		return false
+	}
+	c.asksFirst = true
+	return true
 }
 
 // pending returns the question Confirm kept for an input_required result,

@@ -206,7 +206,7 @@ type discoverResult struct {
 func (ss *Session) discover(_ context.Context, rq *request, _ *noParams) (*discoverResult, error) {
 	return &discoverResult{
 		SupportedVersions: supportedVersions(),
-		Capabilities:      ss.capabilities(rq.shape()),
+		Capabilities:      ss.capabilities(rq.shape(), true),
 		Instructions:      ss.srv.Instructions,
 	}, nil
 }

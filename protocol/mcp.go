@@ -285,11 +285,25 @@ type ToolProvider interface {
 // Prompts and resources are declared whether or not the server has any:
 // their list methods are always answered (empty without a provider).
 type serverCapabilities struct {
-	Completions *struct{}      `json:"completions,omitzero"` // from 2025-03-26
-	Logging     struct{}       `json:"logging"`
-	Prompts     listCapability `json:"prompts"`
-	Resources   listCapability `json:"resources"`
-	Tools       listCapability `json:"tools"`
+	Completions *struct{}           `json:"completions,omitzero"` // from 2025-03-26
+	Logging     struct{}            `json:"logging"`
+	Prompts     listCapability      `json:"prompts"`
+	Resources   listCapability      `json:"resources"`
+	Tools       listCapability      `json:"tools"`
+	Tasks       *tasksCapability    `json:"tasks,omitzero"`      // 2025-11-25
+	Extensions  map[string]struct{} `json:"extensions,omitzero"` // 2026-07-28
+}
+
+// tasksCapability is 2025-11-25's tasks capability: tasks/list,
+// tasks/cancel, and tools/call as a task.
+type tasksCapability struct {
+	List     struct{} `json:"list"`
+	Cancel   struct{} `json:"cancel"`
+	Requests struct {
+		Tools struct {
+			Call struct{} `json:"call"`
+		} `json:"tools"`
+	} `json:"requests"`
 }
 
 // listCapability declares a list whose changes the server announces.
@@ -299,10 +313,12 @@ type listCapability struct {
 	ListChanged bool `json:"listChanged,omitzero"`
 }
 
-// capabilities returns what the server declares to a client of shape s.
-// Completions are declared only when some argument can be completed,
-// which may wait for the manifests' first load.
-func (ss *Session) capabilities(s shape) serverCapabilities {
+// capabilities returns what the server declares to a client of shape s,
+// in the modern era or not. Tasks are declared where they are served, in
+// each generation's way: 2025-11-25's capability, 2026-07-28's extension;
+// whether some tool runs as a task is each tool's to say (its
+// taskSupport), which does not wait for the manifests' first load.
+func (ss *Session) capabilities(s shape, modern bool) serverCapabilities {
 	srv := ss.srv
 	c := serverCapabilities{
 		Prompts:   listCapability{ListChanged: srv.PromptsListChanged && srv.Prompts != nil},
@@ -314,6 +330,12 @@ func (ss *Session) capabilities(s shape) serverCapabilities {
 	// manifests would make initialize wait for their first load.
 	if s >= shapeAnnotations && srv.Completions != nil {
 		c.Completions = &struct{}{}
+	}
+	switch {
+	case modern:
+		c.Extensions = map[string]struct{}{tasksExtension: {}}
+	case s == shapeTasks:
+		c.Tasks = &tasksCapability{}
 	}
 	return c
 }

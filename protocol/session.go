@@ -31,6 +31,7 @@ type Session struct {
 	id        string                     // random, for the audit log
 	transport string                     // how the client is connected: "stdio", "http"
 	principal Principal                  // who its requests are for
+	owner     Principal                  // who owns the tasks they create
 	client    atomic.Pointer[ClientInfo] // the clientInfo of initialize; nil before it
 
 	admitted chan struct{} // one place per tool call running or in line
@@ -89,6 +90,12 @@ type SessionOptions struct {
 	// Principal is who the session's requests are for. The zero value
 	// means the session itself (PrincipalSession, with the session's id).
 	Principal Principal
+	// Owner is who owns the tasks its requests create, and may see them
+	// from another session: the zero value means the Principal. A
+	// transport whose principal does not outlive a connection names one
+	// that does (over HTTP without a token, the local user), so that a
+	// client that reconnects finds its tasks.
+	Owner Principal
 }
 
 // NewSession starts a session whose messages that belong to no request
@@ -117,6 +124,10 @@ func (s *Server) NewSession(out Sink, o SessionOptions) *Session {
 	}
 	if ss.principal.Kind == "" {
 		ss.principal = Principal{Kind: PrincipalSession, ID: ss.id}
+	}
+	ss.owner = o.Owner
+	if ss.owner.Kind == "" {
+		ss.owner = ss.principal
 	}
 	ss.logLevel.Store(int32(logOff))
 	s.register(ss)
