@@ -131,6 +131,26 @@ func tokenKey(r *http.Request) string {
 	return string(sum[:])
 }
 
+// taskOwner returns who owns the tasks of r, a request for who (the zero
+// Principal: its session), token telling whether it carried a bearer
+// token: the token's holder; else, on loopback or the Unix socket, the
+// local user, whom every such request names the same, so that a client
+// that reconnects finds its tasks; else who.
+func taskOwner(r *http.Request, who protocol.Principal, token bool) protocol.Principal {
+	if token {
+		return who
+	}
+	switch local := r.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.UnixAddr:
+		return protocol.Principal{Kind: protocol.PrincipalLocal}
+	case *net.TCPAddr:
+		if local.IP.IsLoopback() {
+			return protocol.Principal{Kind: protocol.PrincipalLocal}
+		}
+	}
+	return who
+}
+
 // tokenPrincipal returns the principal of a request that carried a bearer
 // token, named by a digest of the token (never the token), and false for
 // a request without one.

@@ -257,7 +257,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, body []byte
 	if !ok {
 		who = protocol.Principal{Kind: protocol.PrincipalConnection, ID: r.RemoteAddr}
 	}
-	ps := h.srv.NewSession(dropping{}, protocol.SessionOptions{Transport: "http", Principal: who})
+	ps := h.srv.NewSession(dropping{}, protocol.SessionOptions{Transport: "http", Principal: who, Owner: taskOwner(r, who, ok)})
 	if !h.track(ps) {
 		ps.Close()
 		refuse(w, http.StatusServiceUnavailable, protocol.CodeInternalError, "the server is shutting down")

@@ -73,8 +73,8 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, body []byte
 func (h *Handler) newSession(r *http.Request) *session {
 	out := &stream{}
 	// Its principal is the token's holder, else the session itself.
-	who, _ := tokenPrincipal(r)
-	return &session{id: newID(), token: tokenKey(r), ps: h.srv.NewSession(out, protocol.SessionOptions{Transport: "http", Principal: who}), out: out}
+	who, ok := tokenPrincipal(r)
+	return &session{id: newID(), token: tokenKey(r), ps: h.srv.NewSession(out, protocol.SessionOptions{Transport: "http", Principal: who, Owner: taskOwner(r, who, ok)}), out: out}
 }
 
 // get serves the GET stream of a legacy session: the messages of the
