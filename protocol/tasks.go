@@ -331,12 +331,12 @@ func (t *task) end(status string, result jsontext.Value, failure *Error, message
 	if message != "" {
 		t.message = message
 	}
-	close(t.done)
 	t.mu.Unlock()
 	if t.call != nil { // reserved and dropped before it was created: no record
 		t.store.record(TaskEvent{Call: t.call, ID: t.id, Tool: t.tool, Ended: true, Status: status, Duration: time.Since(t.created)})
 		t.changed()
 	}
+	close(t.done) // recorded and announced before whoever waits is answered
 	return true
 }
 
