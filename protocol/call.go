@@ -131,6 +131,7 @@ type Call struct {
 	task      *task              // the task it runs as, once it is one
 	asksFirst bool               // it keeps a confirmation for its request's result: it is no task yet
 	used      map[string]bool    // a task's question names, never used twice
+	progress  *progressParams    // its latest progress before it is a task: the task's first statusMessage
 }
 
 // attachment is the request a Call answers now: where its messages go,
@@ -303,6 +304,9 @@ func (c *Call) Progress(value, total float64, message string) bool {
 	if c.taskable {
 		c.mu.Lock()
 		t, open := c.task, c.openGate
+		if t == nil {
+			c.progress = &progressParams{Progress: value, Total: total, Message: message}
+		}
 		c.mu.Unlock()
 		if open != nil {
 			open()

@@ -142,7 +142,9 @@ func (ss *Session) becomeTask(rq *request, t *task, pk *parked) {
 		legacy = ss
 		t.legacy = ss
 	}
-	call.runAsTask(t, pk.hold, legacy, rq.era)
+	if p := call.runAsTask(t, pk.hold, legacy, rq.era); p != nil {
+		t.progress(p.Progress, p.Total, p.Message)
+	}
 	rq.task = t
 	srv.tasks().publish(t)
 	srv.mu.Lock()
@@ -167,8 +169,9 @@ func (ss *Session) becomeTask(rq *request, t *task, pk *parked) {
 // runAsTask detaches the call from its request: it runs as the task t,
 // what it reads counted with h. In 2025-11-25 (legacy set) the questions
 // its provider asks go to the client on legacy's own stream, until a
-// request about the task says where else.
-func (c *Call) runAsTask(t *task, h *hold, legacy *Session, e era) {
+// request about the task says where else. It returns the call's latest
+// progress, or nil.
+func (c *Call) runAsTask(t *task, h *hold, legacy *Session, e era) *progressParams {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ss := c.at.ss; ss != nil {
@@ -179,6 +182,7 @@ func (c *Call) runAsTask(t *task, h *hold, legacy *Session, e era) {
 	if legacy != nil {
 		c.at.ss, c.at.rq = legacy, &request{out: legacy.out, era: era{version: e.version, logLevel: logOff}}
 	}
+	return c.progress
 }
 
 // attachLegacy makes the 2025-11-25 task t's questions and notifications

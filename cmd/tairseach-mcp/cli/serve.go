@@ -51,7 +51,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		}
 	}
 	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
-	srv.Refused = reg.RecordRefusal
+	srv.Refused, srv.TaskRecorded = reg.RecordRefusal, reg.RecordTask
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(context.Background())
@@ -128,6 +128,10 @@ func newServer(opts *options, log *zerolog.Logger, hurry <-chan struct{}) *proto
 		MaxHeldBytes:         opts.maxHeldBytes,
 		AskTimeout:           opts.askTimeout,
 		MaxPendingAsks:       cmp.Or(opts.maxPendingAsks, max(1, opts.poolSize/2)),
+		MaxTasks:             opts.tasks.max,
+		MaxTasksPerOwner:     opts.tasks.maxPerOwner,
+		MaxTaskTTL:           opts.tasks.maxTTL,
+		MaxTaskBytes:         opts.tasks.maxBytes,
 		Hurry:                hurry,
 	}
 	if opts.transport == "http" {
@@ -187,6 +191,7 @@ func newRegistry(opts *options, backend registry.Caller, log *zerolog.Logger, sr
 		Connections: opts.poolSize,
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
+		TaskTimeout: opts.tasks.timeout,
 		Limits:      opts.limits,
 		Hints:       hints,
 		Logger:      log,
