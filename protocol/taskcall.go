@@ -102,7 +102,11 @@ func (c *Call) startGate(d time.Duration) (<-chan struct{}, func()) {
 	ctx, cancel := c.WithTimeout(opened, d)
 	c.mu.Lock()
 	c.openGate = open
+	progressed := c.progress != nil // before the gate was there to see it
 	c.mu.Unlock()
+	if progressed {
+		open()
+	}
 	return ctx.Done(), func() {
 		c.mu.Lock()
 		c.openGate = nil

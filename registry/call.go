@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -269,6 +270,14 @@ func (r *Registry) success(ctx context.Context, call *protocol.Call, e *Entry, o
 			tellClient(call, fmt.Sprintf("backend result of %s does not match the tool's outputSchema:\n%s", e.Method, detail))
 			return protocol.TextResult(fmt.Sprintf("The backend broke its contract: its result for %s does not match the tool's outputSchema, so it is not passed on as valid.\n%s",
 				e.Name, detail), true), outcomeContractBroken
+		}
+	}
+	if result.Kind() == '"' {
+		// A string is text: the model reads it as the backend wrote it,
+		// not quoted.
+		var text string
+		if json.Unmarshal(result, &text) == nil {
+			return protocol.TextResult(text, false), outcomeOK
 		}
 	}
 	return protocol.JSONResult(result), outcomeOK

@@ -119,3 +119,24 @@ func TestATaskHasTheTaskTimeout(t *testing.T) {
 		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(kinds, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A backend's result that is a string is the tool's text as it is, not
+// quoted: a greeting reads "Hello, Ann!".
+func TestAStringResultIsItsText(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.json"), importManifest(""))
+	for _, tt := range []struct{ reply, text string }{
+		{`"Hello, Ann!"`, "Hello, Ann!"},
+		{`"line\none \u00e9"`, "line\none é"},
+		{`{"a":1}`, `{"a":1}`},
+		{`42`, `42`},
+	} {
+		r := New(Options{Dirs: []string{dir}, Prefix: "p", Backend: &fakeBackend{fn: func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
+			return jsontext.Value(tt.reply), nil
+		}}})
+		res, err := r.CallTool(t.Context(), aCall(), request("p_notes_list", `{}`))
+		if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].String() != tt.text {
+			t.Errorf("a reply %s: %+v %v, want the text %q", tt.reply, res, err, tt.text)
+		}
+	}
+}
