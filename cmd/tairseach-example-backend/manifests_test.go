@@ -97,6 +97,7 @@ func TestExampleManifestsMatchBackend(t *testing.T) {
 		"system_echo":   `{"message":"hello","extra":[1,2.5,{"x":null}]}`,
 		"files.list":    `{"path":".","include_hidden":true}`,
 		"debug.sleep":   `{"ms":1}`,
+		"notes.import":  `{"count":1,"delay_ms":0}`,
 	}
 
 	var format *jsonschema.Schema

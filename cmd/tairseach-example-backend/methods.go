@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -48,7 +49,7 @@ func newBackend(dataDir, filesRoot string, log zerolog.Logger) (*backend, error)
 
 // methods returns the method table: JSON-RPC method name → handler.
 func (b *backend) methods() map[string]handler {
-	return map[string]handler{
+	m := map[string]handler{
 		"notes.create":   b.notes.create,
 		"notes.list":     b.notes.list,
 		"notes.get":      b.notes.get,
@@ -62,6 +63,8 @@ func (b *backend) methods() map[string]handler {
 		"echo":           echo,
 		"backend.ping":   ping,
 	}
+	maps.Copy(m, b.taskMethods())
+	return m
 }
 
 // status is the result of backend.status.

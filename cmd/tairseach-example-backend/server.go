@@ -220,7 +220,8 @@ func (s *server) serveConn(ctx context.Context, c *net.UnixConn) {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		if resp := s.d.handleLine(ctx, sc.Bytes()); resp != nil {
+		// The handler may speak on the connection until it answers.
+		if resp := s.d.handleLine(withPeer(ctx, &peer{conn: c, sc: sc}), sc.Bytes()); resp != nil {
 			if err := s.write(c, resp); err != nil {
 				s.log.Debug().Err(err).Msg("write response")
 				return

@@ -73,7 +73,7 @@ func TestToolsAndValidateShowWhatTheFiltersLeave(t *testing.T) {
 	}
 	want := "7 tools renamed for clients (names must match ^[a-zA-Z0-9_-]{1,64}$); --verbose lists them\n" +
 		"2 prompts renamed for clients, as tools are; --verbose lists them\n" +
-		"2 tools filtered out by --include, --exclude or --read-only; --verbose lists them\n" +
+		"3 tools filtered out by --include, --exclude or --read-only; --verbose lists them\n" +
 		"8 tools, 2 resources, 1 resource template and 2 prompts served; 0 errors, 0 warnings\n"
 	if out.String() != want {
 		t.Errorf("validate output:\n%s\nwant:\n%s", out, want)

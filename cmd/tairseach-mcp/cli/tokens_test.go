@@ -45,7 +45,7 @@ func TestToolsTokensInBothModes(t *testing.T) {
 	}
 	all, search := cost("all"), cost("search")
 	t.Logf("full listing: %d tools, %d bytes, ~%d tokens; search listing: %d bytes, ~%d tokens", len(all.Tools), all.Bytes, all.Tokens, search.Bytes, search.Tokens)
-	if len(all.Tools) != 103 || len(search.Tools) != 2 || search.Tools[0].Name != "tairseach_find_tools" {
+	if len(all.Tools) != 104 || len(search.Tools) != 2 || search.Tools[0].Name != "tairseach_find_tools" {
 		t.Errorf("tools: %d in all mode, %+v in search mode", len(all.Tools), search.Tools)
 	}
 	if search.Tokens > 1000 || all.Tokens < 10*search.Tokens {
