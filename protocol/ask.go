@@ -171,12 +171,17 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 	if c.modernEra {
 		res, err = c.askInResult(ctx, name, method, raw)
 	} else {
-		at := c.attached()
 		if t := c.taskOf(); t != nil {
-			// 2025-11-25: a request about a task says so.
+			// 2025-11-25: a request about a task says so, once the client
+			// knows the task: after the response that created it.
 			raw = relatedTask(raw, t.id)
+			select {
+			case <-t.told:
+			case <-ctx.Done():
+			}
 			t.changed()
 		}
+		at := c.attached()
 		res, err = at.ss.request(ctx, at.rq.out, method, raw)
 	}
 	switch {

@@ -70,7 +70,12 @@ func (t *task) modernTask(st taskState, detailed bool) modernTaskView {
 		case taskInputRequired:
 			v.InputRequests = st.requests
 		case taskCompleted:
-			v.Result = st.result
+			// What the tools/call would have answered: a 2026-07-28 result
+			// says its resultType.
+			v.Result = append(jsontext.Value(`{"resultType":"complete"`), st.result[1:]...)
+			if len(st.result) > len("{}") {
+				v.Result = append(jsontext.Value(`{"resultType":"complete",`), st.result[1:]...)
+			}
 		case taskFailed:
 			v.Error = st.failure
 		}
@@ -82,6 +87,7 @@ func (t *task) modernTask(st taskState, detailed bool) modernTaskView {
 type createdTask struct {
 	legacy *legacyTaskView
 	modern modernTaskView
+	told   func() // once the response is written or dropped
 }
 
 // encodeCreated encodes the CreateTaskResult of the tools/call id: in
@@ -92,14 +98,14 @@ func (c *createdTask) encode(id jsontext.Value, tail resultTail) (Message, error
 		b, err := encodeResult(id, &struct {
 			Task *legacyTaskView `json:"task"`
 		}{c.legacy})
-		return msgOf(b, nil), err
+		return msgOf(b, c.told), err
 	}
 	tail.ResultType = "task"
 	b, err := encodeResult(id, &struct {
 		modernTaskView
 		taskTail
 	}{c.modern, taskTailOf(tail)})
-	return msgOf(b, nil), err
+	return msgOf(b, c.told), err
 }
 
 // taskTail is what a result holding a task carries of the modern tail:
@@ -115,10 +121,10 @@ func taskTailOf(t resultTail) taskTail { return taskTail{t.ResultType, t.Meta} }
 func (t *task) createdResult(rq *request) *createdTask {
 	st := t.state()
 	if !rq.modern {
-		return &createdTask{legacy: t.legacyTask(st)}
+		return &createdTask{legacy: t.legacyTask(st), told: t.tell}
 	}
 	st.status = taskWorking // a CreateTaskResult holds no result, no questions
-	return &createdTask{modern: t.modernTask(st, false)}
+	return &createdTask{modern: t.modernTask(st, false), told: t.tell}
 }
 
 type taskIDParams struct {

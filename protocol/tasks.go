@@ -147,8 +147,10 @@ type task struct {
 	done        chan struct{}  // closed when it ends
 	notified    string         // the status last announced
 	quiet       bool           // ended before its creation was answered: nothing to announce
-	legacy      *Session       // a 2025-11-25 task: the session its questions and notifications go to
-	resultWaits int            // tasks/result requests waiting for it, whose streams its questions go to
+	told        chan struct{}  // closed once the response that created it is written (or dropped)
+	tellOnce    sync.Once
+	legacy      *Session // a 2025-11-25 task: the session its questions and notifications go to
+	resultWaits int      // tasks/result requests waiting for it, whose streams its questions go to
 }
 
 // tasks returns the server's task store.
@@ -181,7 +183,7 @@ func (ts *taskStore) reserve(owner Principal, tool string, ttl time.Duration) (*
 	}
 	ts.live++
 	ts.owned[owner]++
-	return &task{store: ts, owner: owner, tool: tool, ttl: ttl, status: taskWorking, done: make(chan struct{})}, nil
+	return &task{store: ts, owner: owner, tool: tool, ttl: ttl, status: taskWorking, done: make(chan struct{}), told: make(chan struct{})}, nil
 }
 
 // newID returns a new task id: 128 random bits, which cannot be guessed.
@@ -497,8 +499,21 @@ func (t *task) changed() {
 	if same {
 		return
 	}
-	if legacy != nil {
+	if legacy != nil && t.isTold() {
 		legacy.notify(legacy.out, encodeNotification("notifications/tasks/status", t.legacyTask(st)), nil)
 	}
 	t.store.srv.notifyTask(t, st)
+}
+
+// tell records that the response that created t is written, or dropped:
+// the client knows the task from then on.
+func (t *task) tell() { t.tellOnce.Do(func() { close(t.told) }) }
+
+func (t *task) isTold() bool {
+	select {
+	case <-t.told:
+		return true
+	default:
+		return false
+	}
 }
