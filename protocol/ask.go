@@ -218,7 +218,7 @@ func (c *Call) askInResult(ctx context.Context, name, method string, params json
 	}
 	// A task's questions are named once in its life: an answer never
 	// meets a question it was not given for.
-	for base, i := name, 2; c.questions[name] != nil || c.used[name]; i++ {
+	for base, i := name, 2; c.questions[name] != nil || c.tk != nil && c.tk.used[name]; i++ {
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
 	q := &question{name: name, method: method, params: params, answered: make(chan jsontext.Value, 1)}
@@ -226,12 +226,13 @@ func (c *Call) askInResult(ctx context.Context, name, method string, params json
 		c.questions = map[string]*question{}
 	}
 	c.questions[name] = q
-	t := c.task
-	if t != nil {
-		if c.used == nil {
-			c.used = map[string]bool{}
+	var t *task
+	if c.tk != nil && c.tk.task != nil {
+		t = c.tk.task
+		if c.tk.used == nil {
+			c.tk.used = map[string]bool{}
 		}
-		c.used[name] = true
+		c.tk.used[name] = true
 	}
 	c.mu.Unlock()
 	select {

@@ -88,7 +88,6 @@ var ErrNotSupported = errors.New("the client cannot be asked this here")
 type Call struct {
 	srv       *Server // nil for a call made by NewCall
 	principal Principal
-	owner     Principal // who owns the tasks it creates
 	client    ClientInfo
 	version   string
 	modernEra bool
@@ -125,13 +124,10 @@ type Call struct {
 	asked     chan struct{}
 	park      *parked // the call's life after its request, once it asks
 
-	// A call that may run as a task (see taskcall.go).
-	taskable  bool               // it may become a task, or is one: set before its provider runs
-	openGate  context.CancelFunc // makes it a task at once (its first progress)
-	task      *task              // the task it runs as, once it is one
-	asksFirst bool               // it keeps a confirmation for its request's result: it is no task yet
-	used      map[string]bool    // a task's question names, never used twice
-	progress  *progressParams    // its latest progress before it is a task: the task's first statusMessage
+	// tk is what a call that may run as a task, or is one, keeps of it;
+	// nil for any other call (see taskcall.go). Set before its provider
+	// runs; its fields are guarded by mu.
+	tk *callTask
 }
 
 // attachment is the request a Call answers now: where its messages go,
@@ -249,7 +245,7 @@ func (c *Call) Log(level LogLevel, logger string, data any) {
 	at := c.at
 	// A task's log messages have no request to go with: MCP's tasks carry
 	// none.
-	if at.ss == nil || c.logsQueued >= maxLogsQueued || c.task != nil {
+	if at.ss == nil || c.logsQueued >= maxLogsQueued || c.tk != nil && c.tk.task != nil {
 		c.dropped++
 		c.mu.Unlock()
 		return
@@ -301,11 +297,11 @@ func (c *Call) Progress(value, total float64, message string) bool {
 	if value <= 0 || math.IsNaN(value) || math.IsInf(value, 0) {
 		return false
 	}
-	if c.taskable {
+	if tk := c.tk; tk != nil {
 		c.mu.Lock()
-		t, open := c.task, c.openGate
+		t, open := tk.task, tk.openGate
 		if t == nil {
-			c.progress = &progressParams{Progress: value, Total: total, Message: message}
+			tk.progress = &progressParams{Progress: value, Total: total, Message: message}
 		}
 		c.mu.Unlock()
 		if open != nil {
@@ -426,12 +422,15 @@ func (c *Call) Confirm(ctx context.Context, q Question) (Answer, error) {
 // its own (then it asks as the backend does), and from then on, no task
 // until its request is answered.
 func (c *Call) confirmsInResult() bool {
+	if c.tk == nil {
+		return true
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.task != nil {
+	if c.tk.task != nil {
 		return false
 	}
-	c.asksFirst = true
+	c.tk.asksFirst = true
 	return true
 }
 

@@ -45,7 +45,7 @@ func (ss *Session) startCall(ctx context.Context, rq *request, info methodInfo, 
 	}
 	f := &flight{info: info, p: p, b: b}
 	rq.flight = f
-	f.call = Call{srv: ss.srv, principal: ss.principal, owner: ss.owner, version: rq.version, modernEra: rq.modern}
+	f.call = Call{srv: ss.srv, principal: ss.principal, version: rq.version, modernEra: rq.modern}
 	// A progress token is a string or an integer, as the schema says, so
 	// what makes a valid request id. Anything else (null, which some
 	// clients send for "none", an object, a fraction) is no token: echoed,

@@ -76,7 +76,7 @@ func (ss *Session) taskPlan(rq *request, call *Call, p *callParams) (*task, erro
 	if p.Task != nil && p.Task.TTL != nil && *p.Task.TTL > 0 {
 		ttl = time.Duration(min(*p.Task.TTL, int64(365*24*time.Hour/time.Millisecond))) * time.Millisecond
 	}
-	t, err := ss.srv.tasks().reserve(call.owner, p.Name, ttl)
+	t, err := ss.srv.tasks().reserve(ss.owner, p.Name, ttl)
 	if err != nil {
 		if support == TaskOptional {
 			ss.log.Debug().Str("tool", p.Name).Err(err).Msg("tool call runs as an ordinary call: the task store is full")
@@ -84,8 +84,17 @@ func (ss *Session) taskPlan(rq *request, call *Call, p *callParams) (*task, erro
 		}
 		return nil, err
 	}
-	call.taskable = true
+	call.tk = &callTask{}
 	return t, nil
+}
+
+// callTask is what a Call that may run as a task, or is one, keeps of it.
+type callTask struct {
+	openGate  context.CancelFunc // makes it a task at once (its first progress)
+	task      *task              // the task it runs as, once it is one
+	asksFirst bool               // it keeps a confirmation for its request's result: it is no task yet
+	used      map[string]bool    // the task's question names, never used twice
+	progress  *progressParams    // its latest progress before it was a task: the task's first statusMessage
 }
 
 // errBecomeTask is awaitParked's answer when the call it waits for should
@@ -101,15 +110,15 @@ func (c *Call) startGate(d time.Duration) (<-chan struct{}, func()) {
 	opened, open := context.WithCancel(context.Background())
 	ctx, cancel := c.WithTimeout(opened, d)
 	c.mu.Lock()
-	c.openGate = open
-	progressed := c.progress != nil // before the gate was there to see it
+	c.tk.openGate = open
+	progressed := c.tk.progress != nil // before the gate was there to see it
 	c.mu.Unlock()
 	if progressed {
 		open()
 	}
 	return ctx.Done(), func() {
 		c.mu.Lock()
-		c.openGate = nil
+		c.tk.openGate = nil
 		c.mu.Unlock()
 		cancel()
 		open()
@@ -181,12 +190,12 @@ func (c *Call) runAsTask(t *task, h *hold, legacy *Session, e era) *progressPara
 	if ss := c.at.ss; ss != nil {
 		c.transport, c.sessionID = ss.transport, ss.id // for the records, once no request has it
 	}
-	c.task = t
+	c.tk.task = t
 	c.at = attachment{hold: h}
 	if legacy != nil {
 		c.at.ss, c.at.rq = legacy, &request{out: legacy.out, era: era{version: e.version, logLevel: logOff}}
 	}
-	return c.progress
+	return c.tk.progress
 }
 
 // attachLegacy makes the 2025-11-25 task t's questions and notifications
@@ -204,7 +213,7 @@ func (t *task) attachLegacy(ss *Session, out Sink, waits int) {
 	t.mu.Unlock()
 	c := t.call
 	c.mu.Lock()
-	if c.task == t {
+	if c.tk.task == t {
 		c.at.ss, c.at.rq = ss, &request{out: out, era: era{version: ss.legacyVersion(), logLevel: logOff}}
 	}
 	c.mu.Unlock()
@@ -215,20 +224,23 @@ func (t *task) attachLegacy(ss *Session, out Sink, waits int) {
 func (c *Call) askingFirst() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.asksFirst
+	return c.tk != nil && c.tk.asksFirst
 }
 
 // taskOf returns the task the call runs as, or nil.
 func (c *Call) taskOf() *task {
+	if c.tk == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.task
+	return c.tk.task
 }
 
 // InTask reports whether the call runs as a task, or may become one: its
 // own time (WithTimeout) is then bounded by the provider's task timeout,
 // not by its call timeout.
-func (c *Call) InTask() bool { return c.taskable }
+func (c *Call) InTask() bool { return c.tk != nil }
 
 // TaskID returns the id of the task the call runs as, or "".
 func (c *Call) TaskID() string {

@@ -276,14 +276,14 @@ func TestCancelRacesCompletion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		call := &Call{srv: srv, owner: Principal{Kind: PrincipalProcess}, version: Version20251125}
+		call := &Call{srv: srv, version: Version20251125, tk: &callTask{}}
 		var cancelled atomic.Int32
 		pk := &parked{call: call, hold: srv.total().newHold(), cancel: func() { cancelled.Add(1) }}
 		if err := pk.hold.Grow(t.Context(), 500); err != nil { // what the call read
 			t.Fatal(err)
 		}
 		tk.call, tk.pk = call, pk
-		call.task = tk
+		call.tk.task = tk
 		ts.publish(tk)
 		var wg sync.WaitGroup
 		wg.Add(2)
