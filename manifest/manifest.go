@@ -60,6 +60,9 @@ type Tool struct {
 	// Confirm is what the manifest says of asking the user before each
 	// call; nil when it says nothing.
 	Confirm *Confirm `json:"confirm"`
+	// Execution says how the tool's calls may run; nil when the manifest
+	// says nothing (never as tasks).
+	Execution *Execution `json:"execution"`
 	// MCPExpose and MCPExposeSnake are the two spellings of the same flag
 	// found in real manifests; use Exposed.
 	MCPExpose      *bool `json:"mcpExpose"`
@@ -78,6 +81,13 @@ type Tool struct {
 	// served, and its fields may be incomplete (Name is set when the
 	// manifest gives one).
 	Broken bool `json:"-"`
+}
+
+// Execution is a tool's "execution": whether its calls may run as tasks.
+type Execution struct {
+	// TaskSupport is "forbidden" (or "", the default), "optional" or
+	// "required", as MCP 2025-11-25's ToolExecution names them.
+	TaskSupport string `json:"taskSupport"`
 }
 
 // Confirm is a manifest's "confirm" of a tool: true, false, or the

@@ -215,6 +215,9 @@ func (p *parser) lint(t *Tool, doc any) {
 			p.add(Warning, t.Path()+".confirm", t.Name, "the confirmation's {%s} names no argument of the inputSchema's properties; it is shown as (not given)", name)
 		}
 	}
+	if t.Execution != nil && t.Execution.TaskSupport == "required" {
+		p.add(Warning, t.Path()+".execution.taskSupport", t.Name, "taskSupport required: clients that cannot take a task (before 2025-11-25, or 2026-07-28 without the tasks extension) cannot call it; optional serves them too")
+	}
 	for _, kw := range []string{"oneOf", "anyOf", "allOf"} {
 		if _, ok := top[kw]; ok {
 			p.add(Warning, t.Path()+".inputSchema."+kw, t.Name, "top-level %s in inputSchema is rejected by some model APIs; move it into a property", kw)

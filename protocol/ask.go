@@ -53,8 +53,13 @@ type clientCaps struct {
 		Form jsontext.Value `json:"form"`
 		URL  jsontext.Value `json:"url"`
 	} `json:"elicitation"`
-	Roots jsontext.Value `json:"roots"`
+	Roots      jsontext.Value            `json:"roots"`
+	Extensions map[string]jsontext.Value `json:"extensions"` // 2026-07-28
 }
+
+// tasks reports whether the client declared the 2026-07-28 tasks
+// extension.
+func (c clientCaps) tasks() bool { return c.Extensions[tasksExtension].Kind() == '{' }
 
 // capsOf reads a client's capabilities; a malformed object declares none.
 func capsOf(raw jsontext.Value) clientCaps {
@@ -159,7 +164,8 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 		defer c.stopBackendAsk()
 	}
 	// The call's own time stops first: a deadline taken from it now would
-	// be its own, which stops too.
+	// be its own, which stops too. A task is input_required meanwhile.
+	defer c.taskChanged()
 	c.pauseTimeouts()
 	defer c.resumeTimeouts()
 	timeout := orDefault(c.srv.AskTimeout, DefaultAskTimeout)
@@ -176,6 +182,16 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 	case c.modernEra:
 		res, err = c.askInResult(ctx, name, method, raw)
 	default:
+		if t := c.taskOf(); t != nil {
+			// 2025-11-25: a request about a task says so, once the client
+			// knows the task: after the response that created it.
+			raw = relatedTask(raw, t.id)
+			select {
+			case <-t.told:
+			case <-ctx.Done():
+			}
+			t.changed()
+		}
 		at := c.attached()
 		res, err = at.ss.request(ctx, at.rq.out, method, raw)
 	}
@@ -211,7 +227,9 @@ func (c *Call) askInResult(ctx context.Context, name, method string, params json
 		c.mu.Unlock()
 		return nil, &Error{Code: CodeRequestTimeout, Message: fmt.Sprintf("too many questions of this call wait for answers (%d)", maxQuestions)}
 	}
-	for base, i := name, 2; c.questions[name] != nil; i++ {
+	// A task's questions are named once in its life: an answer never
+	// meets a question it was not given for.
+	for base, i := name, 2; c.questions[name] != nil || c.tk != nil && c.tk.used[name]; i++ {
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
 	q := &question{name: name, method: method, params: params, answered: make(chan jsontext.Value, 1)}
@@ -219,10 +237,21 @@ func (c *Call) askInResult(ctx context.Context, name, method string, params json
 		c.questions = map[string]*question{}
 	}
 	c.questions[name] = q
+	var t *task
+	if c.tk != nil && c.tk.task != nil {
+		t = c.tk.task
+		if c.tk.used == nil {
+			c.tk.used = map[string]bool{}
+		}
+		c.tk.used[name] = true
+	}
 	c.mu.Unlock()
 	select {
 	case c.asked <- struct{}{}:
 	default:
+	}
+	if t != nil {
+		t.changed()
 	}
 	select {
 	case a := <-q.answered:

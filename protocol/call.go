@@ -30,6 +30,10 @@ const (
 	// PrincipalProcess is whoever started the process: the client at the
 	// other end of stdio, or a command of the process itself.
 	PrincipalProcess PrincipalKind = "process"
+	// PrincipalLocal is whoever reaches an HTTP bridge without a token,
+	// on loopback or its Unix socket: the local user. It owns the tasks
+	// of such requests, which outlive their connections and sessions.
+	PrincipalLocal PrincipalKind = "local"
 )
 
 // Principal is who a request is for: what fair shares, tasks and rights
@@ -120,6 +124,11 @@ type Call struct {
 	answers   map[string]jsontext.Value
 	asked     chan struct{}
 	park      *parked // the call's life after its request, once it asks
+
+	// tk is what a call that may run as a task, or is one, keeps of it;
+	// nil for any other call (see taskcall.go). Set before its provider
+	// runs; its fields are guarded by mu.
+	tk *callTask
 }
 
 // attachment is the request a Call answers now: where its messages go,
@@ -235,7 +244,9 @@ func (c *Call) Log(level LogLevel, logger string, data any) {
 	}
 	c.mu.Lock()
 	at := c.at
-	if at.ss == nil || c.logsQueued >= maxLogsQueued {
+	// A task's log messages have no request to go with: MCP's tasks carry
+	// none.
+	if at.ss == nil || c.logsQueued >= maxLogsQueued || c.tk != nil && c.tk.task != nil {
 		c.dropped++
 		c.mu.Unlock()
 		return
@@ -280,9 +291,27 @@ func (c *Call) countDropped() {
 // the server's heartbeats. Progress the client has not read yet is
 // coalesced: once the last notification is written, only the latest
 // value follows. It reports whether the progress will reach the client.
+//
+// The first progress of a call that may run as a task makes it one (see
+// startGate); a task's progress becomes its statusMessage instead.
 func (c *Call) Progress(value, total float64, message string) bool {
 	if value <= 0 || math.IsNaN(value) || math.IsInf(value, 0) {
 		return false
+	}
+	if tk := c.tk; tk != nil {
+		c.mu.Lock()
+		t, open := tk.task, tk.openGate
+		if t == nil {
+			tk.progress = &progressParams{Progress: value, Total: total, Message: message}
+		}
+		c.mu.Unlock()
+		if open != nil {
+			open()
+		}
+		if t != nil {
+			t.progress(value, total, message)
+			return false
+		}
 	}
 	return c.attached().sendProgress(value, total, message, true)
 }
@@ -417,7 +446,7 @@ func (c *Call) Confirm(ctx context.Context, q Question) (Answer, error) {
 		return c.confirm(ctx, q)
 	case !c.CanConfirm() && !c.AsksOwner():
 		return Answer{}, ErrNotSupported
-	case c.modern != nil:
+	case c.modern != nil && c.confirmsInResult():
 		return c.modern.ask(q)
 	}
 	raw, err := c.ask(ctx, confirmKey, "elicitation/create", confirmParams(q, c.version), false)
@@ -425,6 +454,23 @@ func (c *Call) Confirm(ctx context.Context, q Question) (Answer, error) {
 		return Answer{}, err
 	}
 	return answerOf(raw)
+}
+
+// confirmsInResult reports whether a 2026-07-28 confirmation goes in
+// the request's result: not once the call is a task, whose questions are
+// its own (then it asks as the backend does), and from then on, no task
+// until its request is answered.
+func (c *Call) confirmsInResult() bool {
+	if c.tk == nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tk.task != nil {
+		return false
+	}
+	c.tk.asksFirst = true
+	return true
 }
 
 // pending returns the question Confirm kept for an input_required result,

@@ -19,6 +19,7 @@ type flight struct {
 	cancelled atomic.Bool // by the client: no response is written
 
 	lists       listKind              // the lists whose changes a listen stream announces; guarded by ss.mu
+	taskIDs     []string              // the tasks whose status a listen stream announces; guarded by ss.mu
 	listsQueued [numLists]atomic.Bool // a list_changed of each list is queued on it and not yet written
 }
 
@@ -62,7 +63,7 @@ func (ss *Session) startCall(ctx context.Context, rq *request, info methodInfo, 
 	case dup:
 		refuse = &Error{Code: CodeInvalidRequest, Message: "a request with this id is already in flight"}
 	case isStream && ss.listens >= maxListens:
-		refuse = &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("too many open subscriptions/listen streams (%d); end one first", maxListens)}
+		refuse = &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("too many open streams and waits (subscriptions/listen, tasks/result) (%d); end one first", maxListens)}
 	}
 	if refuse != nil {
 		ss.mu.Unlock()

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,8 +25,8 @@ type Envelope struct {
 	ID jsontext.Value
 	// Batch reports a JSON array of messages.
 	Batch bool
-	// Name is params.name (tools/call, prompts/get) or params.uri
-	// (resources/read).
+	// Name is params.name (tools/call, prompts/get), params.uri
+	// (resources/read) or params.taskId (tasks/*).
 	Name string
 	// ProtocolVersion is params._meta's io.modelcontextprotocol/protocolVersion.
 	ProtocolVersion string
@@ -76,15 +77,19 @@ func Inspect(msg []byte) (Envelope, error) {
 	}
 	if rq.params != nil {
 		var p struct {
-			Name string      `json:"name"`
-			URI  string      `json:"uri"`
-			Meta requestMeta `json:"_meta"`
+			Name   string      `json:"name"`
+			URI    string      `json:"uri"`
+			TaskID string      `json:"taskId"`
+			Meta   requestMeta `json:"_meta"`
 		}
 		opts := json.JoinOptions(jsontext.AllowInvalidUTF8(rq.lenient), json.RejectUnknownMembers(false))
 		if err := json.Unmarshal(rq.params, &p, opts); err == nil {
 			env.Name, env.ProtocolVersion = p.Name, p.Meta.ProtocolVersion
-			if env.Method == "resources/read" {
+			switch {
+			case env.Method == "resources/read":
 				env.Name = p.URI
+			case strings.HasPrefix(env.Method, "tasks/"):
+				env.Name = p.TaskID
 			}
 			if IsModernVersion(env.ProtocolVersion) {
 				_, env.MetaErr = p.Meta.checkModern(env.Method)

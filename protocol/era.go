@@ -52,12 +52,15 @@ const (
 	shapeBasic       shape = iota // 2024-11-05
 	shapeAnnotations              // 2025-03-26: tool annotations
 	shapeStructured               // 2025-06-18 on: titles, outputSchema, structuredContent
+	shapeTasks                    // 2025-11-25 alone: a tool's execution (2026-07-28's Tool has none)
 	numShapes
 )
 
 // shapeOf returns the shape of a version (ISO dates: strings order them).
 func shapeOf(version string) shape {
 	switch {
+	case version == Version20251125:
+		return shapeTasks
 	case version >= Version20250618:
 		return shapeStructured
 	case version >= Version20250326:
@@ -203,7 +206,7 @@ type discoverResult struct {
 func (ss *Session) discover(_ context.Context, rq *request, _ *noParams) (*discoverResult, error) {
 	return &discoverResult{
 		SupportedVersions: supportedVersions(),
-		Capabilities:      ss.capabilities(rq.shape()),
+		Capabilities:      ss.capabilities(rq.shape(), true),
 		Instructions:      ss.srv.Instructions,
 	}, nil
 }

@@ -104,6 +104,86 @@ var testCalls = map[string]func(ctx context.Context, call *Call, req *CallToolRe
 		call.Log(LevelWarning, "bridge", "backend slow")
 		return TextResult("ok", false), nil
 	},
+	// The tools of taskTools.
+	"t_job":      taskJob,
+	"t_must":     taskJob,
+	"t_ask":      taskAsk,
+	"t_progress": taskProgress,
+	"t_quick": func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error) {
+		return TextResult("quick", false), nil
+	},
+	"t_fail": func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
+		sleepOr(ctx, 2*time.Second)
+		return TextResult("The backend returned error -32011: Permission denied", true), nil
+	},
+	// t_big returns 64 KiB after 2 s.
+	"t_big": func(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
+		sleepOr(ctx, 2*time.Second)
+		return TextResult(strings.Repeat("x", 64<<10), false), nil
+	},
+}
+
+// taskTools are tools whose calls may run as tasks, for the transcripts
+// that set Tasks, and their behaviour, in testCalls.
+func taskTools() []Tool {
+	var tools []Tool
+	for _, tt := range []struct {
+		name    string
+		support TaskSupport
+	}{
+		{"t_job", TaskOptional}, {"t_must", TaskRequired}, {"t_quick", TaskOptional}, {"t_ask", TaskOptional},
+		{"t_progress", TaskOptional}, {"t_fail", TaskOptional}, {"t_big", TaskOptional},
+	} {
+		tools = append(tools, Tool{Name: tt.name, InputSchema: jsontext.Value(`{"type":"object"}`), Execution: &ToolExecution{TaskSupport: tt.support}})
+	}
+	return tools
+}
+
+// sleepOr waits d, or until ctx ends, and reports whether d passed.
+func sleepOr(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// taskJob sleeps as many seconds as its argument "s" says (3 without
+// one), or until cancelled, and says how long it slept.
+func taskJob(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
+	var args struct{ S int }
+	args.S = 3
+	_ = json.Unmarshal(req.Arguments, &args, json.MatchCaseInsensitiveNames(true))
+	if !sleepOr(ctx, time.Duration(args.S)*time.Second) {
+		return TextResult("cancelled", true), nil
+	}
+	return JSONResult(jsontext.Value(fmt.Sprintf(`{"slept":%d}`, args.S))), nil
+}
+
+// taskAsk works 2 s, then asks the user for a name, and greets it.
+func taskAsk(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
+	if !sleepOr(ctx, 2*time.Second) {
+		return TextResult("cancelled", true), nil
+	}
+	a, err := call.Elicit(ctx, "name", jsontext.Value(`{"mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`))
+	if err != nil {
+		return TextResult("not asked: "+err.Error(), true), nil
+	}
+	var r struct {
+		Content struct{ Name string } `json:"content"`
+	}
+	_ = json.Unmarshal(a, &r, json.MatchCaseInsensitiveNames(true))
+	return TextResult("Hello, "+r.Content.Name+"!", false), nil
+}
+
+// taskProgress reports progress at once, then works 3 s.
+func taskProgress(ctx context.Context, call *Call, req *CallToolRequest) (*CallToolResult, error) {
+	call.Progress(1, 3, "1 of 3 notes")
+	if !sleepOr(ctx, 3*time.Second) {
+		return TextResult("cancelled", true), nil
+	}
+	return TextResult("imported", false), nil
 }
 
 func newTestServer(tools *fakeTools) *Server {

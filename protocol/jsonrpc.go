@@ -141,6 +141,7 @@ type request struct {
 	hold    *hold          // its bytes, counted until its response is written
 	reply   *clientReply   // for a response from the client, to the request id
 	flight  *flight        // for a request on a goroutine of its own, once started
+	task    *task          // for a tools/call that may run as a task, the task reserved
 	era
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -20,6 +21,9 @@ type subscriptionFilter struct {
 	ToolsListChanged     bool `json:"toolsListChanged,omitzero"`
 	PromptsListChanged   bool `json:"promptsListChanged,omitzero"`
 	ResourcesListChanged bool `json:"resourcesListChanged,omitzero"`
+	// TaskIDs are the tasks whose status changes the stream announces
+	// (notifications/tasks): the tasks extension's.
+	TaskIDs []string `json:"taskIds,omitzero"`
 }
 
 // listKind is a set of lists whose changes are announced.
@@ -109,12 +113,28 @@ func (ss *Session) listen(ctx context.Context, rq *request, p *listenParams) (*e
 		return nil, fmt.Errorf(`%w: subscriptions/listen: "notifications" is required`, ErrInvalidParams)
 	}
 	c := rq.flight
+	var taskIDs []string
+	if len(p.Notifications.TaskIDs) > 0 {
+		if !capsOf(p.Meta.ClientCapabilities).tasks() {
+			return nil, errNeedsTasksExtension("notifications of tasks")
+		}
+		// Only the owner's tasks, and no word of the others: a stream
+		// tells nobody which tasks exist.
+		for _, id := range p.Notifications.TaskIDs[:min(len(p.Notifications.TaskIDs), maxTaskIDs)] {
+			if ss.srv.tasks().get(id, ss.owner) != nil {
+				taskIDs = append(taskIDs, id)
+			}
+		}
+	}
 	// Acknowledged and registered at once: a change is announced on the
 	// stream after its acknowledgement, never before.
 	ss.mu.Lock()
 	c.lists = ss.srv.announced(p.Notifications.kinds())
+	c.taskIDs = taskIDs
+	filter := filterOf(c.lists)
+	filter.TaskIDs = taskIDs
 	ss.sendAlways(rq.out, encodeNotification("notifications/subscriptions/acknowledged", &ackParams{
-		Notifications: filterOf(c.lists),
+		Notifications: filter,
 		Meta:          subscriptionMeta{rq.id},
 	}), nil)
 	ss.mu.Unlock()
@@ -136,5 +156,36 @@ func (ss *Session) notifyListChanged(k listKind) {
 		if c.lists&k != 0 {
 			ss.sendAlways(c.call.at.rq.out, encodeNotification(method, &listChangedParams{Meta: subscriptionMeta{c.call.at.rq.id}}), &c.listsQueued[k.index()])
 		}
+	}
+}
+
+// maxTaskIDs bounds the tasks one listen stream follows.
+const maxTaskIDs = DefaultMaxTasksPerOwner
+
+// taskNotificationParams are the params of notifications/tasks: the task
+// as tasks/get shows it, and the stream's subscription.
+type taskNotificationParams struct {
+	modernTaskView
+	Meta subscriptionMeta `json:"_meta"`
+}
+
+// notifyTask announces t's status, st, on every subscriptions/listen
+// stream that follows it. A stream whose client reads too slowly misses
+// it: tasks/get says the same.
+func (s *Server) notifyTask(t *task, st taskState) {
+	var view *modernTaskView
+	for _, ss := range s.liveSessions() {
+		ss.mu.Lock()
+		for _, c := range ss.inflight {
+			if !slices.Contains(c.taskIDs, t.id) {
+				continue
+			}
+			if view == nil {
+				v := t.modernTask(st, true)
+				view = &v
+			}
+			ss.notify(c.call.at.rq.out, encodeNotification("notifications/tasks", &taskNotificationParams{*view, subscriptionMeta{c.call.at.rq.id}}), nil)
+		}
+		ss.mu.Unlock()
 	}
 }

@@ -32,10 +32,38 @@ type ToolAnnotations struct {
 	OpenWorldHint   *bool  `json:"openWorldHint,omitzero"`
 }
 
+// TaskSupport says whether a tool's calls may run as tasks, calls that
+// outlive their request (see tasks.go).
+type TaskSupport string
+
+// The values of TaskSupport, as MCP 2025-11-25 names them in a tool's
+// execution.taskSupport.
+const (
+	// TaskForbidden, or "", is a tool whose calls never run as tasks.
+	TaskForbidden TaskSupport = "forbidden"
+	// TaskOptional is a tool whose calls run as tasks when the client
+	// can take one, and as ordinary calls otherwise.
+	TaskOptional TaskSupport = "optional"
+	// TaskRequired is a tool whose calls run only as tasks: a client that
+	// cannot take one cannot call it.
+	TaskRequired TaskSupport = "required"
+)
+
+// allows reports whether calls of a tool with support s may run as tasks.
+func (s TaskSupport) allows() bool { return s == TaskOptional || s == TaskRequired }
+
+// ToolExecution is how a tool's calls may run: MCP 2025-11-25's
+// ToolExecution.
+type ToolExecution struct {
+	TaskSupport TaskSupport `json:"taskSupport,omitzero"`
+}
+
 // Tool is one tool as a client sees it. InputSchema and OutputSchema are
 // JSON objects, sent as they are (without insignificant white space). A
 // client is sent the fields its protocol version has: Title and
-// OutputSchema from 2025-06-18, Annotations from 2025-03-26.
+// OutputSchema from 2025-06-18, Annotations from 2025-03-26, Execution in
+// 2025-11-25 alone (in 2026-07-28 a client learns that a call became a
+// task from its result).
 type Tool struct {
 	Name         string           `json:"name"`
 	Title        string           `json:"title,omitzero"`
@@ -43,6 +71,7 @@ type Tool struct {
 	InputSchema  jsontext.Value   `json:"inputSchema"`
 	OutputSchema jsontext.Value   `json:"outputSchema,omitzero"`
 	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
+	Execution    *ToolExecution   `json:"execution,omitzero"`
 	// ParamHeaders are the parameters that InputSchema marks with
 	// x-mcp-header, found by whoever made the tool (a ToolSet does not
 	// read schemas): over Streamable HTTP, a 2026-07-28 client mirrors
@@ -72,6 +101,9 @@ func (t Tool) shaped(s shape) Tool {
 	if s < shapeAnnotations || t.Annotations == nil || *t.Annotations == (ToolAnnotations{}) {
 		t.Annotations = nil
 	}
+	if s != shapeTasks || t.Execution == nil || !t.Execution.TaskSupport.allows() {
+		t.Execution = nil // forbidden is the default: said by saying nothing
+	}
 	return t
 }
 
@@ -94,6 +126,7 @@ func (t Tool) encode(s shape) jsontext.Value {
 type ToolSet struct {
 	catalogue[Tool]
 	params map[string][]ParamHeader // by tool name, of the tools that have any
+	tasks  map[string]TaskSupport   // by tool name, of the tools whose calls may run as tasks
 }
 
 // NewToolSet returns a ToolSet holding tools in the given order. Tools
@@ -117,6 +150,12 @@ func NewToolSet(tools []Tool) *ToolSet {
 			}
 			ts.params[t.Name] = t.ParamHeaders
 		}
+		if t.Execution != nil && t.Execution.TaskSupport.allows() {
+			if ts.tasks == nil {
+				ts.tasks = map[string]TaskSupport{}
+			}
+			ts.tasks[t.Name] = t.Execution.TaskSupport
+		}
 		kept = append(kept, t)
 	}
 	ts.items = kept
@@ -128,6 +167,20 @@ func NewToolSet(tools []Tool) *ToolSet {
 // caller must not modify the slice.
 func (ts *ToolSet) ParamHeaders(tool string) []ParamHeader { return ts.params[tool] }
 
+// TaskSupport returns whether the named tool's calls may run as tasks:
+// TaskForbidden for a tool not in the set.
+func (ts *ToolSet) TaskSupport(tool string) TaskSupport {
+	if s, ok := ts.tasks[tool]; ok {
+		return s
+	}
+	return TaskForbidden
+}
+
+// Has reports whether the set has a tool of that name.
+func (ts *ToolSet) Has(tool string) bool {
+	return slices.ContainsFunc(ts.items, func(t Tool) bool { return t.Name == tool })
+}
+
 // Len returns the number of tools.
 func (ts *ToolSet) Len() int { return len(ts.items) }
 
@@ -135,12 +188,12 @@ func (ts *ToolSet) Len() int { return len(ts.items) }
 func (ts *ToolSet) Tools() []Tool { return ts.items }
 
 // Equal reports whether two sets look the same to clients of any version
-// and have the same parameter headers.
+// and have the same parameter headers and task support.
 func (ts *ToolSet) Equal(other *ToolSet) bool {
 	if ts == nil || other == nil {
 		return ts == other
 	}
-	return ts.equal(&other.catalogue) && maps.EqualFunc(ts.params, other.params, func(a, b []ParamHeader) bool {
+	return ts.equal(&other.catalogue) && maps.Equal(ts.tasks, other.tasks) && maps.EqualFunc(ts.params, other.params, func(a, b []ParamHeader) bool {
 		return slices.EqualFunc(a, b, func(x, y ParamHeader) bool { return x.Name == y.Name && slices.Equal(x.Path, y.Path) })
 	})
 }
@@ -232,11 +285,25 @@ type ToolProvider interface {
 // Prompts and resources are declared whether or not the server has any:
 // their list methods are always answered (empty without a provider).
 type serverCapabilities struct {
-	Completions *struct{}      `json:"completions,omitzero"` // from 2025-03-26
-	Logging     struct{}       `json:"logging"`
-	Prompts     listCapability `json:"prompts"`
-	Resources   listCapability `json:"resources"`
-	Tools       listCapability `json:"tools"`
+	Completions *struct{}           `json:"completions,omitzero"` // from 2025-03-26
+	Logging     struct{}            `json:"logging"`
+	Prompts     listCapability      `json:"prompts"`
+	Resources   listCapability      `json:"resources"`
+	Tools       listCapability      `json:"tools"`
+	Tasks       *tasksCapability    `json:"tasks,omitzero"`      // 2025-11-25
+	Extensions  map[string]struct{} `json:"extensions,omitzero"` // 2026-07-28
+}
+
+// tasksCapability is 2025-11-25's tasks capability: tasks/list,
+// tasks/cancel, and tools/call as a task.
+type tasksCapability struct {
+	List     struct{} `json:"list"`
+	Cancel   struct{} `json:"cancel"`
+	Requests struct {
+		Tools struct {
+			Call struct{} `json:"call"`
+		} `json:"tools"`
+	} `json:"requests"`
 }
 
 // listCapability declares a list whose changes the server announces.
@@ -246,10 +313,12 @@ type listCapability struct {
 	ListChanged bool `json:"listChanged,omitzero"`
 }
 
-// capabilities returns what the server declares to a client of shape s.
-// Completions are declared only when some argument can be completed,
-// which may wait for the manifests' first load.
-func (ss *Session) capabilities(s shape) serverCapabilities {
+// capabilities returns what the server declares to a client of shape s,
+// in the modern era or not. Tasks are declared where they are served, in
+// each generation's way: 2025-11-25's capability, 2026-07-28's extension;
+// whether some tool runs as a task is each tool's to say (its
+// taskSupport), which does not wait for the manifests' first load.
+func (ss *Session) capabilities(s shape, modern bool) serverCapabilities {
 	srv := ss.srv
 	c := serverCapabilities{
 		Prompts:   listCapability{ListChanged: srv.PromptsListChanged && ss.prompts != nil},
@@ -261,6 +330,12 @@ func (ss *Session) capabilities(s shape) serverCapabilities {
 	// manifests would make initialize wait for their first load.
 	if s >= shapeAnnotations && ss.completions != nil {
 		c.Completions = &struct{}{}
+	}
+	switch {
+	case modern:
+		c.Extensions = map[string]struct{}{tasksExtension: {}}
+	case s == shapeTasks:
+		c.Tasks = &tasksCapability{}
 	}
 	return c
 }

@@ -90,8 +90,8 @@ func row[P any, R any, PP interface {
 }
 
 // methods is the method table: the only place where routing lives.
-// Methods that are not in it (other extensions such as tasks/*) are
-// answered -32601, notifications ignored.
+// Methods that are not in it (other extensions) are answered -32601,
+// notifications ignored.
 var methods = map[string]methodInfo{
 	"initialize":                row(legacyOnly, (*Session).initialize),
 	"ping":                      row(legacyOnly, (*Session).ping),
@@ -106,6 +106,11 @@ var methods = map[string]methodInfo{
 	"resources/templates/list":  row(cacheable, (*Session).listTemplates),
 	"resources/read":            row(concurrent|cacheable|stale, (*Session).readResource),
 	"completion/complete":       row(concurrent, (*Session).complete),
+	"tasks/get":                 row(0, (*Session).getTask),
+	"tasks/cancel":              row(0, (*Session).cancelTask),
+	"tasks/result":              row(legacyOnly|stream, (*Session).taskPayload), // waits for the task: a goroutine of its own
+	"tasks/list":                row(legacyOnly, (*Session).listTasks),
+	"tasks/update":              row(modernOnly, (*Session).updateTask),
 	"notifications/initialized": row(notification, (*Session).initialized),
 	"notifications/cancelled":   row(notification, (*Session).cancelled),
 }
@@ -267,7 +272,7 @@ func (ss *Session) initialize(_ context.Context, _ *request, p *initializeParams
 	ev.Msg("initialize")
 	return &initializeResult{
 		ProtocolVersion: v,
-		Capabilities:    ss.capabilities(shapeOf(v)),
+		Capabilities:    ss.capabilities(shapeOf(v), false),
 		ServerInfo:      ss.srv.Info.shaped(shapeOf(v)),
 		Instructions:    ss.srv.Instructions,
 	}, nil

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -38,7 +39,9 @@ type parked struct {
 	hold   *hold    // counts what the provider reads while no request has the call
 	origin *Session // the session of the request that started it
 
-	owned bool // a request waits for it now; guarded by the server's mu
+	owned    bool  // a request waits for it now; guarded by the server's mu
+	finished bool  // its provider returned; guarded by the server's mu
+	task     *task // the task whose result it is, once it is one's; guarded by the server's mu
 }
 
 // gatherFor is how long a parked call's request waits, after the first
@@ -77,7 +80,7 @@ func (r *inputOr) encodeInput(id jsontext.Value, tail resultTail) (Message, bool
 // arguments).
 func runAsking[R any](ss *Session, ctx context.Context, rq *request, call *Call, in *inputParams, key stateKey, run func(context.Context, *Call) (R, error)) (R, *inputRequiredResult, *Call, error) {
 	var none R
-	if !rq.modern {
+	if !rq.modern && rq.task == nil {
 		res, err := run(ctx, call)
 		return res, nil, call, err
 	}
@@ -136,11 +139,21 @@ func (ss *Session) runParked(ctx context.Context, rq *request, call *Call, in *i
 }
 
 // awaitParked waits, for rq, for pk's result or its next questions.
+//
+// A call that may run as a task (its request reserved one) becomes it
+// once its gate opens (see startGate): awaitParked then returns
+// errBecomeTask.
 func (ss *Session) awaitParked(ctx context.Context, pk *parked, key stateKey) (any, *inputRequiredResult, error) {
 	call := pk.call
 	if call.unanswered() {
 		// Asked before, and not answered by this retry: asked again.
 		return nil, ss.parkFor(pk, key), nil
+	}
+	var gate <-chan struct{} // nil, which never fires, unless a task is reserved
+	if at := call.attached(); at.rq != nil && at.rq.task != nil {
+		var stop func()
+		gate, stop = call.startGate(orDefault(ss.srv.TaskAfter, DefaultTaskAfter))
+		defer stop()
 	}
 	for {
 		select {
@@ -152,6 +165,12 @@ func (ss *Session) awaitParked(ctx context.Context, pk *parked, key stateKey) (a
 			<-pk.done
 			ss.srv.endParked(pk)
 			return pk.res, nil, pk.err
+		case <-gate:
+			if !call.askingFirst() {
+				return nil, nil, errBecomeTask
+			}
+			gate = nil // it answers with its confirmation: no task
+			continue
 		case <-call.asked:
 		}
 		// Questions asked together are asked in one result.
@@ -230,18 +249,18 @@ func (s *Server) startParked(ctx context.Context, call *Call, answers map[string
 	go func() {
 		defer close(pk.done)
 		defer cancel()
-		defer func() {
-			if v := recover(); v != nil {
-				pk.res, pk.err = nil, ErrInternal
-			}
-		}()
-		pk.res, pk.err = run(pctx, call)
+		pk.res, pk.err = s.runRecovered(pctx, call, run)
 		s.mu.Lock()
-		if !pk.owned {
+		pk.finished = true
+		t, owned := pk.task, pk.owned
+		if !owned && t == nil {
 			delete(s.parked, pk.id) // nobody will come for the result
 		}
 		s.mu.Unlock()
-		if !pk.owned {
+		switch {
+		case t != nil:
+			t.finish(pk.res, pk.err) // the task keeps the result
+		case !owned:
 			pk.hold.finish()
 		}
 	}()
@@ -267,6 +286,20 @@ func (s *Server) cancelParked(origin *Session) {
 	for _, pk := range pks {
 		pk.cancel()
 	}
+}
+
+// runRecovered runs run; a panic is the provider's bug, logged and
+// answered as an internal error.
+func (s *Server) runRecovered(ctx context.Context, call *Call, run func(context.Context, *Call) (any, error)) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if s.Logger != nil {
+				s.Logger.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Msg("parked call panicked")
+			}
+			res, err = nil, ErrInternal
+		}
+	}()
+	return run(ctx, call)
 }
 
 // takeParked returns the parked call id names, now owned by the caller,

@@ -112,6 +112,29 @@ type Server struct {
 	// a question is refused with CodeMissingCapability, and CanConfirm
 	// tells a provider before it asks.
 	Owner Owner
+	// MaxTasks bounds the tasks kept at once (default 4096), and
+	// MaxTasksPerOwner those of one owner (default 256): running, waiting
+	// for the client's answers, or ended and kept for their results.
+	// Past either, a call to a tool whose taskSupport is optional runs as
+	// an ordinary call; one whose taskSupport is required is refused
+	// (-32603, "too many tasks", with data.retryAfterMs).
+	MaxTasks, MaxTasksPerOwner int
+	// MaxTaskTTL bounds a task's time to live, counted from its creation
+	// (default 2 h): a client may ask for less (2025-11-25's params.task.ttl),
+	// never for more. At its end the task is forgotten, its result's
+	// bytes released, and its call cancelled if it still runs.
+	MaxTaskTTL time.Duration
+	// MaxTaskBytes bounds the bytes of the results of tasks kept, in all
+	// (default 16 MiB, and at most half of MaxTotalHeldBytes, which counts
+	// them). A result that does not fit fails its task.
+	MaxTaskBytes int
+	// TaskAfter is how much of its own time a call that may run as a task
+	// works before it becomes one (default 1 s), unless it reports
+	// progress first; the time it waits for answers does not count.
+	TaskAfter time.Duration
+	// TaskRecorded, when set, is told when a task is created and when it
+	// ends. The audit log records both. It must not block.
+	TaskRecorded func(ev TaskEvent)
 	// ProgressInterval is the heartbeat period of notifications/progress
 	// for calls that carry a progress token (default 5 s; negative: off).
 	ProgressInterval time.Duration
@@ -128,6 +151,9 @@ type Server struct {
 	states   *inputStates       // made at first use
 	asking   int                // calls waiting for the client's answers (startAsking)
 	parked   map[string]*parked // 2026-07-28 calls that may ask, by id
+
+	taskStore *taskStore    // made at first use
+	taskID    func() string // makes task ids; nil: 128 random bits (tests make them predictable)
 }
 
 // inputStates returns the server's issuer of 2026-07-28 requestStates.

@@ -32,6 +32,7 @@ type Session struct {
 	id        string                     // random, for the audit log
 	transport string                     // how the client is connected: "stdio", "http"
 	principal Principal                  // who its requests are for
+	owner     Principal                  // who owns the tasks they create
 	client    atomic.Pointer[ClientInfo] // the clientInfo of initialize; nil before it
 	started   time.Time                  // when it was made
 
@@ -121,6 +122,12 @@ type SessionOptions struct {
 	// client declared: a named client's policy. Asking the user to confirm
 	// a call (Call.Confirm) is the bridge's own question, never denied.
 	DenySampling, DenyElicitation bool
+	// TaskOwner is who owns the tasks its requests create, and may see them
+	// from another session: the zero value means the Principal. A
+	// transport whose principal does not outlive a connection names one
+	// that does (over HTTP without a token, the local user), so that a
+	// client that reconnects finds its tasks.
+	TaskOwner Principal
 }
 
 // Providers are what a session serves: its tools, resources and resource
@@ -176,6 +183,10 @@ func (s *Server) NewSession(out Sink, o SessionOptions) *Session {
 		}
 	}
 	ss.admit, ss.denySampling, ss.denyElicitation = o.Admit, o.DenySampling, o.DenyElicitation
+	ss.owner = o.TaskOwner
+	if ss.owner.Kind == "" {
+		ss.owner = ss.principal
+	}
 	ss.logLevel.Store(int32(logOff))
 	s.register(ss)
 	return ss

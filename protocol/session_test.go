@@ -446,7 +446,7 @@ func TestListenStreamsDoNotStarveCalls(t *testing.T) {
 				t.Fatalf("stream %d: want its acknowledgement, got %q", i, got)
 			}
 		}
-		if got := listen("over"); len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf("too many open subscriptions/listen streams (%d)", maxListens)) {
+		if got := listen("over"); len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf("too many open streams and waits (subscriptions/listen, tasks/result) (%d)", maxListens)) {
 			t.Fatalf("one stream too many: %q", got)
 		}
 		if got := s.exchange(modernReq("1", "tools/call", `"name":"t_plain","arguments":{"a":1}`)); len(got) != 1 || !strings.Contains(got[0], `"id":1,"result"`) {

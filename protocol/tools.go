@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -43,12 +44,14 @@ type callParams struct {
 	inputParams
 	Name      string         `json:"name"`
 	Arguments jsontext.Value `json:"arguments"`
+	Task      *taskParams    `json:"task"` // 2025-11-25: run it as a task
 }
 
 type callToolResult struct {
 	CallToolResult
 	resultTail
-	inputOr `json:"-"` // instead, in 2026-07-28: ask the client first
+	inputOr `json:"-"`   // instead, in 2026-07-28: ask the client first
+	created *createdTask // instead: the call became this task
 }
 
 // callTool answers tools/call: it asks the tool provider, and sends
@@ -74,15 +77,33 @@ func (ss *Session) callTool(ctx context.Context, rq *request, p *callParams) (*c
 	if rq.modern && call.CanConfirm() {
 		call.modern = &modernAsk{}
 	}
+	t, err := ss.taskPlan(rq, call, p)
+	if err != nil {
+		return nil, err
+	}
 	if call.at.progress != nil {
 		stop := call.heartbeat()
 		defer stop()
 	}
 	start := time.Now()
 	key := stateKey{"tools/call", p.Name, args}
-	res, input, ran, err := runAsking(ss, ctx, rq, call, &p.inputParams, key, func(ctx context.Context, call *Call) (*CallToolResult, error) {
-		return ss.tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
-	})
+	var res *CallToolResult
+	var input *inputRequiredResult
+	var ran *Call
+	if t != nil {
+		p.Arguments = args
+		if res, input, ran, err = ss.callAsTask(ctx, rq, call, p, t, key); errors.Is(err, errBecomeTask) {
+			out := &callToolResult{created: rq.task.createdResult(rq)}
+			if rq.modern {
+				out.ResultType = "task"
+			}
+			return out, nil
+		}
+	} else {
+		res, input, ran, err = runAsking(ss, ctx, rq, call, &p.inputParams, key, func(ctx context.Context, call *Call) (*CallToolResult, error) {
+			return ss.tools.CallTool(ctx, call, &CallToolRequest{Name: p.Name, Arguments: args})
+		})
+	}
 	ran.flushProgress()
 	if q := ran.pending(); q != nil {
 		// Whatever the provider returned: it was told to stop there.
@@ -185,6 +206,9 @@ func (c *Call) heartbeat() (stop func()) {
 // message in parts around them, so that a large result is held once, as
 // it was read.
 func (res *callToolResult) encodeMessage(id jsontext.Value) (Message, error) {
+	if res.created != nil {
+		return res.created.encode(id, res.resultTail)
+	}
 	if m, ok, err := res.encodeInput(id, res.resultTail); ok {
 		return m, err
 	}

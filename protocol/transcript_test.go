@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
@@ -26,7 +27,9 @@ var update = flag.Bool("update", false, "rewrite the server lines of testdata/tr
 //
 // The client's lines are sent one at a time; after each, the test waits
 // until the server can do no more (synctest, whose clock also runs the
-// tools' timers and the progress heartbeats), then the input ends. Every
+// tools' timers and the progress heartbeats), then the input ends. A
+// client line "sleep DURATION" sends nothing: the clock moves on by that
+// much, and what the server writes meanwhile is recorded. Every
 // server line is checked against the MCP schema of its version. Run with
 // -update to rewrite the server sections, and review the diff like code.
 type transcriptConfig struct {
@@ -37,6 +40,10 @@ type transcriptConfig struct {
 	Tools         int // this many generated tools instead of testTools
 	MaxHeldBytes  int
 	Content       bool // serve fakeContent's resources, prompts and completions
+	Tasks         bool // serve taskTools too
+	MaxTasks      int
+	MaxTaskBytes  int
+	MaxTaskTTL    int // seconds
 }
 
 func TestTranscripts(t *testing.T) {
@@ -93,6 +100,9 @@ func lines(b []byte) []string {
 
 func runTranscript(t *testing.T, cfg transcriptConfig, client []string) []string {
 	tools := &fakeTools{set: testTools(), calls: testCalls}
+	if cfg.Tasks {
+		tools.set = NewToolSet(append(testTools().Tools(), taskTools()...))
+	}
 	if cfg.Tools > 0 {
 		var ts []Tool
 		for i := range cfg.Tools {
@@ -105,6 +115,9 @@ func runTranscript(t *testing.T, cfg transcriptConfig, client []string) []string
 	srv.ListChanged = !cfg.NoListChanged
 	srv.PageSize = cfg.PageSize
 	srv.MaxHeldBytes = cfg.MaxHeldBytes
+	srv.MaxTasks, srv.MaxTaskBytes, srv.MaxTaskTTL = cfg.MaxTasks, cfg.MaxTaskBytes, time.Duration(cfg.MaxTaskTTL)*time.Second
+	var tasks int
+	srv.taskID = func() string { tasks++; return fmt.Sprintf("task-%d", tasks) }
 	if cfg.Content {
 		c := newFakeContent()
 		srv.Resources, srv.Prompts, srv.Completions = c, c, c
@@ -117,6 +130,15 @@ func runTranscript(t *testing.T, cfg transcriptConfig, client []string) []string
 	s := startSession(t, t.Context(), srv, version)
 	var got []string
 	for _, line := range client {
+		if d, ok := strings.CutPrefix(line, "sleep "); ok {
+			dur, err := time.ParseDuration(d)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			time.Sleep(dur)
+			got = append(got, s.step()...)
+			continue
+		}
 		got = append(got, s.exchange(line)...)
 	}
 	rest, err := s.close()

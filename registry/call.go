@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/manifest"
@@ -65,7 +66,7 @@ func (r *Registry) callTool(ctx context.Context, call *protocol.Call, req *proto
 		return nil, fmt.Errorf("%w: unknown tool %q", protocol.ErrInvalidParams, req.Name)
 	}
 	// The call's own time: not the time it waits for the user.
-	ctx, cancel := call.WithTimeout(ctx, r.opts.CallTimeout)
+	ctx, cancel := call.WithTimeout(ctx, r.timeoutOf(call))
 	defer cancel()
 	args := objectArgs(req.Arguments)
 	c := r.run(ctx, call, snap, e, args)
@@ -113,7 +114,7 @@ func (r *Registry) run(ctx context.Context, call *protocol.Call, snap *Snapshot,
 		c.res, c.outcome = protocol.TextResult(fmt.Sprintf("The tool's schemas do not compile: %v", err), true), outcomeFailed
 		return c
 	}
-	if c.res, c.outcome = r.checkArguments(ctx, e, schemas.in, args); c.res != nil {
+	if c.res, c.outcome = r.checkArguments(ctx, call, e, schemas.in, args); c.res != nil {
 		return c
 	}
 	if c.res, c.outcome, c.asked, c.err = r.confirm(ctx, call, snap.rules.denyUnasked(), e, args); c.res != nil || c.err != nil {
@@ -150,10 +151,10 @@ func (r *Registry) callBackend(ctx context.Context, call *protocol.Call, method 
 
 // checkArguments checks a call's arguments against the tool's input
 // schema; it returns nil when they pass, else the result to answer.
-func (r *Registry) checkArguments(ctx context.Context, e *Entry, input *manifest.Schema, args jsontext.Value) (*protocol.CallToolResult, string) {
+func (r *Registry) checkArguments(ctx context.Context, call *protocol.Call, e *Entry, input *manifest.Schema, args jsontext.Value) (*protocol.CallToolResult, string) {
 	switch vs, err := r.checkValue(ctx, input, args); {
 	case ctx.Err() != nil:
-		return r.stopped(ctx, e, "while its arguments were checked")
+		return r.stopped(ctx, call, e, "while its arguments were checked")
 	case err != nil:
 		outcome := outcomeInvalidArguments
 		if errors.As(err, new(*manifest.LimitError)) {
@@ -238,11 +239,22 @@ func violationPath(v manifest.Violation, root string) string {
 	}
 }
 
+// timeoutOf returns how long call may take of its own time: the task
+// timeout for a call that runs as a task, or may become one, else the
+// call timeout.
+func (r *Registry) timeoutOf(call *protocol.Call) time.Duration {
+	if call.InTask() {
+		return r.opts.TaskTimeout
+	}
+	return r.opts.CallTimeout
+}
+
 // stopped maps a call whose context ended before the backend was called.
-func (r *Registry) stopped(ctx context.Context, e *Entry, when string) (*protocol.CallToolResult, string) {
+func (r *Registry) stopped(ctx context.Context, call *protocol.Call, e *Entry, when string) (*protocol.CallToolResult, string) {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		r.log.Warn().Str("tool", e.Name).Dur("timeout", r.opts.CallTimeout).Msg("call timed out " + when)
-		return protocol.TextResult(fmt.Sprintf("The call to %s took longer than %s %s; nothing was sent to the backend.", e.Name, r.opts.CallTimeout, when), true), outcomeTimeout
+		timeout := r.timeoutOf(call)
+		r.log.Warn().Str("tool", e.Name).Dur("timeout", timeout).Msg("call timed out " + when)
+		return protocol.TextResult(fmt.Sprintf("The call to %s took longer than %s %s; nothing was sent to the backend.", e.Name, timeout, when), true), outcomeTimeout
 	}
 	return protocol.TextResult("The call was cancelled.", true), outcomeCancelled
 }
@@ -255,7 +267,7 @@ func (r *Registry) success(ctx context.Context, call *protocol.Call, e *Entry, o
 		vs, err := r.checkValue(ctx, output, result)
 		switch {
 		case ctx.Err() != nil:
-			return r.stopped(ctx, e, "while its result was checked")
+			return r.stopped(ctx, call, e, "while its result was checked")
 		case err != nil:
 			r.log.Warn().Str("tool", e.Name).Str("backend_method", e.Method).Err(err).Msg("backend result cannot be checked against outputSchema")
 			return protocol.TextResult(fmt.Sprintf("The backend's result for %s cannot be checked against the tool's outputSchema: %s. It is not passed on as valid.",
@@ -266,6 +278,14 @@ func (r *Registry) success(ctx context.Context, call *protocol.Call, e *Entry, o
 			tellClient(call, fmt.Sprintf("backend result of %s does not match the tool's outputSchema:\n%s", e.Method, detail))
 			return protocol.TextResult(fmt.Sprintf("The backend broke its contract: its result for %s does not match the tool's outputSchema, so it is not passed on as valid.\n%s",
 				e.Name, detail), true), outcomeContractBroken
+		}
+	}
+	if result.Kind() == '"' {
+		// A string is text: the model reads it as the backend wrote it,
+		// not quoted.
+		var text string
+		if json.Unmarshal(result, &text) == nil {
+			return protocol.TextResult(text, false), outcomeOK
 		}
 	}
 	return protocol.JSONResult(result), outcomeOK
@@ -296,10 +316,11 @@ func (r *Registry) backendFailure(ctx context.Context, call *protocol.Call, kind
 		// The client cancelled the request; no one will read this.
 		return "The call was cancelled.", outcomeCancelled
 	case errors.Is(err, context.DeadlineExceeded):
-		r.log.Warn().Str(kind, name).Str("backend_method", method).Dur("timeout", r.opts.CallTimeout).Msg("backend call timed out")
-		tellClient(call, fmt.Sprintf("backend call %s timed out after %s", method, r.opts.CallTimeout))
+		timeout := r.timeoutOf(call)
+		r.log.Warn().Str(kind, name).Str("backend_method", method).Dur("timeout", timeout).Msg("backend call timed out")
+		tellClient(call, fmt.Sprintf("backend call %s timed out after %s", method, timeout))
 		return fmt.Sprintf("The backend did not answer %s within %s; it may be busy or hung. The operation may still complete. Try again later, or check the backend at %s.",
-			method, r.opts.CallTimeout, addr), outcomeTimeout
+			method, timeout, addr), outcomeTimeout
 	case errors.Is(err, socketclient.ErrUnavailable):
 		r.log.Warn().Err(err).Str(kind, name).Str("socket", addr).Msg("backend unavailable")
 		tellClient(call, "backend unavailable: "+err.Error())

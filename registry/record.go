@@ -43,7 +43,7 @@ func (r *Registry) record(call *protocol.Call, req *protocol.CallToolRequest, st
 	ae := entryOf(call, start, audit.KindTool, req.Name)
 	ae.Outcome, ae.BytesIn, ae.BytesOut, ae.ArgKeys = c.outcome, len(req.Arguments), contentSize(c.res), audit.Keys(c.args)
 	ae.Confirmation, ae.Answer, ae.Refusal = c.asked.how, c.asked.answer, c.refusal
-	ae.Found = c.found
+	ae.Found, ae.Task = c.found, call.TaskID()
 	var schema jsontext.Value
 	if c.entry != nil {
 		ae.ManifestName, ae.Method, schema = c.entry.Tool.Name, c.entry.Method, c.entry.Tool.InputSchema
@@ -96,6 +96,25 @@ func (r *Registry) RecordRefusal(call *protocol.Call, req *protocol.CallToolRequ
 		c.entry = e
 	}
 	r.record(call, req, time.Now(), c)
+}
+
+// RecordTask adds one entry to the audit log, when there is one, for a
+// task created or ended: its tool, its id, and for its end how it ended
+// (the outcome: completed, failed, cancelled, expired) and how long it
+// lived. It fits protocol.Server's TaskRecorded.
+func (r *Registry) RecordTask(ev protocol.TaskEvent) {
+	if r.opts.Audit == nil {
+		return
+	}
+	ae := entryOf(ev.Call, time.Now().Add(-ev.Duration), audit.KindTask, ev.Tool)
+	ae.Task, ae.Outcome = ev.ID, audit.TaskCreated
+	if ev.Ended {
+		ae.Outcome = ev.Status
+	}
+	if e, ok := r.snap.Load().Lookup(ev.Tool); ok {
+		ae.ManifestName, ae.Method = e.Tool.Name, e.Method
+	}
+	r.opts.Audit.Record(ae)
 }
 
 // contentSize is the size of a result as every client sees it: its

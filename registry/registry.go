@@ -29,6 +29,10 @@ import (
 // rather than a bare timeout.
 const DefaultCallTimeout = 50 * time.Second
 
+// DefaultTaskTimeout bounds the backend call of a task, which outlives
+// its request: an import or a sync may take that long.
+const DefaultTaskTimeout = time.Hour
+
 // Caller is what the registry needs from a backend: one JSON-RPC call,
 // bounded by ctx. socketclient.Client implements it. The result, and an
 // RPCError's message and data, are valid JSON in UTF-8 (the client
@@ -63,6 +67,9 @@ type Options struct {
 	// CallTimeout bounds one call, its checks and the backend's answer
 	// (default DefaultCallTimeout).
 	CallTimeout time.Duration
+	// TaskTimeout bounds the same for a call that runs as a task, or may
+	// become one (protocol.Call.InTask; default DefaultTaskTimeout).
+	TaskTimeout time.Duration
 	// Limits bound the arguments and results checked against a schema
 	// (zero fields: manifest's defaults).
 	Limits manifest.Limits
@@ -223,6 +230,9 @@ func New(opts Options) *Registry {
 	}
 	if r.opts.CallTimeout <= 0 {
 		r.opts.CallTimeout = DefaultCallTimeout
+	}
+	if r.opts.TaskTimeout <= 0 {
+		r.opts.TaskTimeout = DefaultTaskTimeout
 	}
 	if r.opts.Debounce <= 0 {
 		r.opts.Debounce = 100 * time.Millisecond

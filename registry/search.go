@@ -221,7 +221,7 @@ func (s *Search) CallTool(ctx context.Context, call *protocol.Call, req *protoco
 	if err != nil {
 		return nil, err // fixed schemas: never happens
 	}
-	res, outcome := s.reg.checkArguments(ctx, e, schemas.in, args)
+	res, outcome := s.reg.checkArguments(ctx, call, e, schemas.in, args)
 	switch {
 	case res == nil && e == s.call:
 		return s.callTool(ctx, call, req, args, start)

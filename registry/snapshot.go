@@ -169,8 +169,18 @@ func protocolTool(name string, t *manifest.Tool) protocol.Tool {
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
 		Annotations:  annotations(t.Annotations),
+		Execution:    execution(t.Execution),
 		ParamHeaders: paramHeaders(t.Headers),
 	}
+}
+
+// execution returns how a tool's calls may run, as clients see it; nil
+// when they never run as tasks.
+func execution(e *manifest.Execution) *protocol.ToolExecution {
+	if e == nil || e.TaskSupport == "" || e.TaskSupport == string(protocol.TaskForbidden) {
+		return nil
+	}
+	return &protocol.ToolExecution{TaskSupport: protocol.TaskSupport(e.TaskSupport)}
 }
 
 // paramHeaders returns the parameters a tool's clients mirror into

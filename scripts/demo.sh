@@ -2,9 +2,9 @@
 # demo.sh: build the bridge and the example backend, start the backend on a
 # temporary socket, run the bridge over the example manifests, pipe it a
 # short hand-written MCP session (tools, a resource read, a prompt, a
-# tool whose backend reports its progress), and show the responses.
-# Everything it starts is stopped, and everything it creates removed,
-# when it exits.
+# tool whose backend reports its progress, a confirmation, a task), and
+# show the responses. Everything it starts is stopped, and everything it
+# creates removed, when it exits.
 #
 #   scripts/demo.sh           show the session
 #   scripts/demo.sh --check   also verify every response (used by the tests)
@@ -130,6 +130,15 @@ printf '\033[1m→ %s\033[0m\n  ← %s\n  → %s\n  ← %s\n' "tools/call tairse
 	"the user answers no" \
 	"$(sed -e 's/.*"text":"//' -e 's/"}\].*//' <<<"$refused" | cut -c1-150)"
 
+# A call that outlives its request: notes.import declares taskSupport
+# optional, so a client that can take a task gets one and polls it. call
+# --task runs it as such a client does, its progress on stderr.
+"$work/bin/tairseach-mcp" call --task --socket "$sock" --manifests "$root/manifests-example" \
+	tairseach_notes_import '{"count":3,"delay_ms":400}' >"$work/task.out" 2>"$work/task.err" || true
+printf '\033[1m→ %s\033[0m\n' "call --task tairseach_notes_import {count: 3} (a task: status polled, progress shown)"
+sed 's/^/  ← /' "$work/task.err"
+printf '  ← %s\n' "$(tr -d ' \n' <"$work/task.out" | cut -c1-150)"
+
 say "the full responses: rerun with DEMO_RAW=1"
 if [[ -n "${DEMO_RAW:-}" ]]; then cat "$work/out.jsonl"; fi
 
@@ -169,6 +178,8 @@ if $check; then
 	if grep -q '"method":"notes.delete"' "$work/backend.log"; then
 		say "FAIL: the backend was asked to delete after a no"; fail=1
 	fi
+	grep -q 'working' "$work/task.err" && grep -q ': completed' "$work/task.err" || { say "FAIL: notes.import did not run as a task"; fail=1; }
+	grep -q '"imported": 3' "$work/task.out" || { say "FAIL: the task's result is not the import's"; fail=1; }
 	[[ $fail -eq 0 ]] && say "demo check passed"
 	exit $fail
 fi

@@ -43,6 +43,11 @@
 #              sessions checked (scripts/interop/bundle-check.sh);
 #   sdk-search the same client in --tool-mode search: find a tool, call it
 #              (scripts/interop/sdk-search.mjs);
+#   ext-tasks  the official @modelcontextprotocol/ext-tasks requester, in both
+#              generations (2025-11-25 and the 2026-07-28 extension), and
+#   sdk-tasks  the TypeScript SDK's 2025-11-25 tasks client: calls that
+#              become tasks, polled, answered, cancelled, and a task another
+#              process does not know (scripts/interop/sdk-tasks.mjs);
 #   tokens     `tools --tokens` against the o200k_base and cl100k_base BPE
 #              encodings (gpt-tokenizer): each estimate within 15%
 #              (scripts/interop/tokens.mjs);
@@ -67,8 +72,11 @@
 #              see two tool lists and the read-only one is refused a call
 #              the other makes, a client over its rate gets 429 while
 #              another's calls go on (scripts/interop/sdk-clients.mjs);
+#   ext-tasks-http, sdk-tasks-http  the tasks checks over Streamable HTTP,
+#              and a task resumed by a new client after the first closed;
 #   conformance  every server scenario of the official conformance suite for
-#              2025-11-25 and 2026-07-28, directly against another such bridge
+#              2025-11-25 and 2026-07-28, and those of the tasks extension,
+#              directly against another such bridge
 #              (scripts/interop/conformance.mjs); those that do not apply
 #              are listed, with why, in scripts/interop/conformance/*.yml
 #              and scripts/interop/CONFORMANCE.md.
@@ -369,6 +377,14 @@ done
 say "TypeScript SDK $sdk_version answering the example backend's questions (scripts/interop/sdk-speak.mjs)"
 checks sdk-speak 2025-11-25 "$node" "$pkgdir/sdk-speak.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" \
 	--protocol-version 2025-11-25
+ext_tasks_version="$("$node" -p 'require(process.argv[1]).version' "$pkgdir/node_modules/@modelcontextprotocol/ext-tasks/package.json")"
+say "ext-tasks $ext_tasks_version and the TypeScript SDK $sdk_version's tasks client, calls that become tasks (scripts/interop/sdk-tasks.mjs)"
+for version in 2025-11-25 2026-07-28; do
+	checks ext-tasks "$version" "$node" "$pkgdir/sdk-tasks.mjs" --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" \
+		--fixtures "$here/fixtures" --protocol-version "$version"
+done
+checks sdk-tasks 2025-11-25 "$node" "$pkgdir/sdk-tasks.mjs" --sdk --bridge "$bridge" --socket "$sock" --manifests "$work/manifests" \
+	--fixtures "$here/fixtures" --protocol-version 2025-11-25
 
 # ------------------------------------------------------- Claude Desktop bundle
 # shellcheck source=scripts/interop/bundle-check.sh
@@ -509,6 +525,19 @@ else
 		checks sdk-clients "$sdk_protocol" "$node" "$pkgdir/sdk-clients.mjs" --url "$url"
 fi
 
+# The tasks requesters over Streamable HTTP, against a bridge of their own
+# that serves the conformance fixtures beside the example manifests.
+if ! http_bridge tasks-http --manifests "$work/manifests" --manifests "$here/fixtures"; then
+	record ext-tasks-http - "bridge start" FAIL "no 'serving MCP on' line within 10s"
+	indent "$work/tasks-http.log"
+else
+	say "ext-tasks $ext_tasks_version and the TypeScript SDK's tasks client over Streamable HTTP at $url (scripts/interop/sdk-tasks.mjs --url)"
+	for version in 2025-11-25 2026-07-28; do
+		checks ext-tasks-http "$version" "$node" "$pkgdir/sdk-tasks.mjs" --url "$url" --protocol-version "$version"
+	done
+	checks sdk-tasks-http 2025-11-25 "$node" "$pkgdir/sdk-tasks.mjs" --sdk --url "$url" --protocol-version 2025-11-25
+fi
+
 # --------------------------------------------------------------- conformance
 # Every server scenario of the suite for 2025-11-25 and 2026-07-28, run
 # directly against a second HTTP bridge, whose fixture manifest gives the
@@ -517,14 +546,17 @@ fi
 # does not apply, and why; CONFORMANCE.md says more.
 if [[ "${INTEROP_SKIP_CONFORMANCE:-}" == 1 ]]; then
 	say "conformance suite skipped (INTEROP_SKIP_CONFORMANCE=1)"
-elif ! http_bridge conformance-bridge --manifests "$here/fixtures" --prefix "" --progress-interval 200ms; then
+elif ! http_bridge conformance-bridge --manifests "$here/fixtures" --prefix "" --progress-interval 200ms --max-task-bytes 64KiB; then
 	record conformance - "bridge start" FAIL "no 'serving MCP on' line within 10s"
 	indent "$work/conformance-bridge.log"
 else
 	for version in 2025-11-25 2026-07-28; do
-		say "conformance suite $conformance_version, every server scenario for $version, at $url (scripts/interop/conformance.mjs)"
-		CHECKS_LIMIT=300 checks conformance "$version" "$node" "$pkgdir/conformance.mjs" --cli "$conformance_cli" --url "$url" \
-			--spec-version "$version" --baseline "$here/conformance/$version.yml" --out "$work/conformance/$version"
+		# The tasks extension's scenarios (SEP-2663) speak 2026-07-28.
+		extensions=()
+		[[ "$version" == 2026-07-28 ]] && extensions=(--extensions tasks-)
+		say "conformance suite $conformance_version, every server scenario for $version${extensions:+ and the tasks extension scenarios}, at $url (scripts/interop/conformance.mjs)"
+		CHECKS_LIMIT=420 checks conformance "$version" "$node" "$pkgdir/conformance.mjs" --cli "$conformance_cli" --url "$url" \
+			--spec-version "$version" --baseline "$here/conformance/$version.yml" --out "$work/conformance/$version" ${extensions[@]+"${extensions[@]}"}
 	done
 fi
 

@@ -140,7 +140,8 @@ type reply struct {
 	} `json:"error"`
 }
 
-// call sends one request and returns its response. params is marshalled
+// call sends one request and returns its response, skipping the
+// notifications sent before it. params is marshalled
 // unless it is a string, which is sent as raw JSON.
 func (c *client) call(method string, params any) reply {
 	c.t.Helper()
@@ -159,6 +160,9 @@ func (c *client) call(method string, params any) reply {
 	}
 	c.send(req + "}")
 	line := c.recv()
+	for strings.HasPrefix(line, `{"jsonrpc":"2.0","method":`) {
+		line = c.recv() // a notification during the call (progress): not the response
+	}
 	var r reply
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
 		c.t.Fatalf("response %s: %v", line, err)

@@ -69,6 +69,7 @@ func (b *backend) methods() map[string]handler {
 		"backend.ping":   ping,
 	}
 	maps.Copy(m, conformanceMethods())
+	maps.Copy(m, b.taskMethods())
 	return m
 }
 

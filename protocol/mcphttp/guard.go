@@ -172,6 +172,27 @@ func tokenKey(r *http.Request) string {
 	return string(sum[:])
 }
 
+// taskOwner returns who owns the tasks of r, a request for who (the zero
+// Principal: its session), lasting telling whether who outlives the
+// connection (a named client, a bearer token's holder): then who; else,
+// on loopback or the Unix socket, the local user, whom every such request
+// names the same, so that a client that reconnects finds its tasks; else
+// who.
+func taskOwner(r *http.Request, who protocol.Principal, lasting bool) protocol.Principal {
+	if lasting {
+		return who
+	}
+	switch local := r.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.UnixAddr:
+		return protocol.Principal{Kind: protocol.PrincipalLocal}
+	case *net.TCPAddr:
+		if local.IP.IsLoopback() {
+			return protocol.Principal{Kind: protocol.PrincipalLocal}
+		}
+	}
+	return who
+}
+
 // tokenPrincipal returns the principal of a request that carried a bearer
 // token, named by a digest of the token (never the token), and false for
 // a request without one.

@@ -361,12 +361,14 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, mb *mailbox, m
 // caller to choose: the legacy session, or the connection.
 func sessionOptions(r *http.Request, c Client) protocol.SessionOptions {
 	var o protocol.SessionOptions
+	lasting := true // the principal outlives the connection
 	if c != nil {
 		o = c.Session()
-	} else if who, ok := tokenPrincipal(r); ok {
-		o.Principal = who
+	} else {
+		o.Principal, lasting = tokenPrincipal(r)
 	}
 	o.Transport = "http"
+	o.TaskOwner = taskOwner(r, o.Principal, lasting)
 	return o
 }
 

@@ -32,6 +32,7 @@ import (
 //	echo  answers its arguments as text
 //	wait  waits until cancelled; says "started" and "cancelled"
 //	gate  waits until release is closed, or until cancelled
+//	job   gate's, as a task when the client can take one
 //	log   sends a log message about the call, then answers
 //	big   answers with n bytes of text (argument "n"), after a log
 //	      message when "log" is true
@@ -54,6 +55,8 @@ var toolSet = protocol.NewToolSet([]protocol.Tool{
 	{Name: "big", Description: "Answers n bytes.", InputSchema: jsontext.Value(`{"type":"object"}`)},
 	{Name: "naïve", Description: "A name that is not ASCII.", InputSchema: jsontext.Value(`{"type":"object"}`)},
 	{Name: "who", Description: "Answers its call's principal.", InputSchema: jsontext.Value(`{"type":"object"}`)},
+	{Name: "job", Description: "Waits for the test, as a task when it can.", InputSchema: jsontext.Value(`{"type":"object"}`),
+		Execution: &protocol.ToolExecution{TaskSupport: protocol.TaskOptional}},
 })
 
 func (f *fakeTools) Tools() *protocol.ToolSet { return toolSet }
@@ -69,7 +72,7 @@ func (f *fakeTools) CallTool(ctx context.Context, call *protocol.Call, req *prot
 		<-ctx.Done()
 		f.cancelled <- req.Name
 		return protocol.TextResult("cancelled", true), nil
-	case "gate":
+	case "gate", "job":
 		f.started <- req.Name
 		select {
 		case <-f.release:

@@ -17,8 +17,9 @@ import (
 
 // checkHeaders checks a modern request before its session sees it: its
 // headers against its body (MCP-Protocol-Version against _meta's version,
-// Mcp-Method against the method, Mcp-Name against params.name or
-// params.uri), and that _meta holds what every such request must carry.
+// Mcp-Method against the method, Mcp-Name against params.name,
+// params.uri, or the tasks extension's params.taskId), and that _meta
+// holds what every such request must carry.
 // A header that is missing or disagrees is -32020 (HeaderMismatch); a
 // version the server does not speak, -32022; a malformed _meta, -32602.
 // Each is answered 400 Bad Request.
@@ -49,7 +50,7 @@ func checkHeaders(r *http.Request, env protocol.Envelope) *protocol.Error {
 		return headerMismatch("Mcp-Method header value %q does not match body value %q", safetext.Cut(got, maxShown), safetext.Cut(env.Method, maxShown))
 	}
 	switch env.Method {
-	case "tools/call", "resources/read", "prompts/get":
+	case "tools/call", "resources/read", "prompts/get", "tasks/get", "tasks/update", "tasks/cancel":
 	default:
 		return nil
 	}

@@ -190,6 +190,14 @@ func (c *Checker) checkMessage(line []byte) error {
 		if err := vs.validate("JSONRPCNotification", v); err != nil {
 			return err
 		}
+		if env.Method == "notifications/tasks" {
+			if version < modernFrom {
+				return fmt.Errorf("notifications/tasks in protocol %s, which has notifications/tasks/status", version)
+			}
+			if vs, err = schemasFor(extTasks); err != nil {
+				return err
+			}
+		}
 		return vs.validate(def, v)
 	case env.Error != nil:
 		def := "JSONRPCErrorResponse"
@@ -210,15 +218,29 @@ func (c *Checker) checkMessage(line []byte) error {
 			return fmt.Errorf("a response to id %s, which the client never sent", env.ID)
 		}
 		rdef, ok := resultDefs[r.method]
-		if !ok {
+		if !ok && (version < modernFrom || extResultDefs[r.method] == "") {
 			return fmt.Errorf("a result for %s, a method the bridge does not answer", r.method)
 		}
-		if !vs.has(rdef) {
+		if ok && !vs.has(rdef) && extResultDefs[r.method] == "" {
 			return fmt.Errorf("a result for %s, which protocol %s does not have", r.method, vs.version)
 		}
 		result, _ := decode(env.Result)
-		if m, _ := result.(map[string]any); m != nil && m["resultType"] == "input_required" && vs.has("InputRequiredResult") {
+		m, _ := result.(map[string]any)
+		switch {
+		case m != nil && m["resultType"] == "input_required" && vs.has("InputRequiredResult"):
 			rdef = "InputRequiredResult" // the tool asks the user first
+		case version >= modernFrom && (m["resultType"] == "task" || extResultDefs[r.method] != ""):
+			// The tasks extension's: a task created, or a tasks/* result.
+			if m["resultType"] == "task" {
+				rdef = "CreateTaskResult"
+			} else {
+				rdef = extResultDefs[r.method]
+			}
+			if vs, err = schemasFor(extTasks); err != nil {
+				return err
+			}
+		case r.method == "tools/call" && m != nil && m["task"] != nil:
+			rdef = "CreateTaskResult" // 2025-11-25: the call runs as a task
 		}
 		return vs.validate(rdef, result)
 	}

@@ -34,7 +34,7 @@ var strictDefs = []string{
 	"Resource", "ResourceTemplate", "Annotations", "ReadResourceResult", "TextResourceContents", "BlobResourceContents",
 	"Prompt", "PromptArgument", "GetPromptResult", "PromptMessage", "EmbeddedResource", "CompleteResult",
 	"JSONRPCResponse", "JSONRPCResultResponse", "JSONRPCError", "JSONRPCErrorResponse", "JSONRPCNotification",
-	"SubscriptionsListenResult",
+	"SubscriptionsListenResult", "Task", "CreateTaskResult", "ListTasksResult",
 }
 
 // resultDefs names the result definition of each method the bridge answers.
@@ -52,6 +52,23 @@ var resultDefs = map[string]string{
 	"completion/complete":      "CompleteResult",
 	"server/discover":          "DiscoverResult",
 	"subscriptions/listen":     "SubscriptionsListenResult",
+	"tasks/get":                "GetTaskResult",
+	"tasks/cancel":             "CancelTaskResult",
+	"tasks/list":               "ListTasksResult",
+	"tasks/result":             "CallToolResult", // a tools/call's, with _meta naming its task
+}
+
+// extTasks names the folder, beside the versions', of the schema of
+// 2026-07-28's tasks extension, whose results and notification the core
+// schema does not have.
+const extTasks = "ext-tasks"
+
+// extResultDefs names the extension's definition of each result of a
+// 2026-07-28 tasks method.
+var extResultDefs = map[string]string{
+	"tasks/get":    "GetTaskResult",
+	"tasks/update": "UpdateTaskResult",
+	"tasks/cancel": "CancelTaskResult",
 }
 
 // requestDefs name the schema definition of each request the server may
@@ -71,6 +88,8 @@ var notificationDefs = map[string]string{
 	"notifications/prompts/list_changed":       "PromptListChangedNotification",
 	"notifications/resources/list_changed":     "ResourceListChangedNotification",
 	"notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+	"notifications/tasks/status":               "TaskStatusNotification", // 2025-11-25
+	"notifications/tasks":                      "TaskStatusNotification", // the 2026-07-28 extension's
 }
 
 // Dir returns the folder holding the schemas, or "" when it is missing.
@@ -161,6 +180,9 @@ func schemasFor(version string) (*versionSchemas, error) {
 		return nil, err
 	}
 	url := "https://modelcontextprotocol.io/schema/" + version + "/schema.json"
+	if id, ok := doc["$id"].(string); ok {
+		url = id // the extension's names itself
+	}
 	c := jsonschema.NewCompiler()
 	c.LoadURL = func(s string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("remote schema %s", s)

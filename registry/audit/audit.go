@@ -27,7 +27,13 @@ const (
 	KindResource = "resource" // a resources/read
 	KindPrompt   = "prompt"   // a prompts/get
 	KindDropped  = "dropped"  // not a call: the count of entries lost before this line
+	KindTask     = "task"     // not a call: a task created, or ended
 )
+
+// TaskCreated is the outcome of a KindTask entry that records a task's
+// creation; one that records its end has how it ended: completed,
+// failed, cancelled or expired.
+const TaskCreated = "created"
 
 // OutcomeOK is the outcome of a call that succeeded; every other outcome
 // is an error of some kind (docs/audit.md lists them).
@@ -111,6 +117,9 @@ type Entry struct {
 	// before it: recorded while the queue was full, or not written
 	// because the file could not be written.
 	Dropped int64 `json:"dropped,omitzero"`
+	// Task is the id of the task the call runs as, on a KindTool line,
+	// or of the task a KindTask line records.
+	Task string `json:"task,omitzero"`
 }
 
 // timeLayout is the layout of Entry.Time: fixed width, so that times
@@ -149,7 +158,7 @@ func (e *Entry) clean() {
 	}{
 		{&e.Transport, maxClient}, {&e.Session, maxClient}, {&e.Principal, maxClient}, {&e.Client, maxClient}, {&e.ClientVersion, maxClient},
 		{&e.ProtocolVersion, maxClient}, {&e.Name, maxName}, {&e.ManifestName, maxName}, {&e.Method, maxName},
-		{&e.Outcome, maxClient}, {&e.Confirmation, maxClient}, {&e.Answer, maxClient}, {&e.Refusal, maxClient},
+		{&e.Outcome, maxClient}, {&e.Confirmation, maxClient}, {&e.Answer, maxClient}, {&e.Refusal, maxClient}, {&e.Task, maxClient},
 	} {
 		*f.s = safetext.Field(*f.s, f.max)
 	}

@@ -81,6 +81,8 @@ type Summary struct {
 	// Confirmations counts the calls the user was asked to confirm, by
 	// answer.
 	Confirmations Confirmations `json:"confirmations"`
+	// Tasks counts the tasks created, and those ended, by how.
+	Tasks Tasks `json:"tasks"`
 	// Dropped is the number of entries the writers reported lost.
 	Dropped int64 `json:"dropped"`
 	// Truncated counts the entries cut short (the last line of a file
@@ -132,6 +134,14 @@ type Confirmations struct {
 	Asked    int            `json:"asked"`
 	Answers  map[string]int `json:"answers,omitzero"`
 	Refusals map[string]int `json:"refusals,omitzero"`
+}
+
+// Tasks count the tasks created, and those ended by how they ended
+// (completed, failed, cancelled, expired). A task's backend call is
+// counted with the calls.
+type Tasks struct {
+	Created int            `json:"created"`
+	Ended   map[string]int `json:"ended,omitzero"`
 }
 
 // Summarize reads the log at path and its rotated files (see Files) and
@@ -210,6 +220,7 @@ type tally struct {
 	principals         map[string]*rowTally
 	first, last        string
 	confirmations      Confirmations
+	tasks              Tasks
 	dropped            int64
 	truncated, foreign int
 }
@@ -228,7 +239,8 @@ type errorKey struct {
 }
 
 func newTally() *tally {
-	return &tally{rows: map[string]*rowTally{}, clients: map[string]*rowTally{}, principals: map[string]*rowTally{}, confirmations: Confirmations{Answers: map[string]int{}, Refusals: map[string]int{}}}
+	return &tally{rows: map[string]*rowTally{}, clients: map[string]*rowTally{}, principals: map[string]*rowTally{}, confirmations: Confirmations{Answers: map[string]int{}, Refusals: map[string]int{}},
+		tasks: Tasks{Ended: map[string]int{}}}
 }
 
 // chunk counts the lines of c.
@@ -264,6 +276,13 @@ func (t *tally) entry(e *Entry, f *Filter, w window) {
 		t.foreign++
 		return
 	case !f.match(e, w):
+		return
+	case e.Kind == KindTask:
+		if e.Outcome == TaskCreated {
+			t.tasks.Created++
+		} else {
+			t.tasks.Ended[cmp.Or(e.Outcome, "unknown")]++
+		}
 		return
 	}
 	if t.first == "" || e.Time < t.first {
@@ -359,13 +378,20 @@ func (t *tally) merge(o *tally) {
 	for r, n := range o.confirmations.Refusals {
 		t.confirmations.Refusals[r] += n
 	}
+	t.tasks.Created += o.tasks.Created
+	for how, n := range o.tasks.Ended {
+		t.tasks.Ended[how] += n
+	}
 	t.dropped += o.dropped
 	t.truncated += o.truncated
 	t.foreign += o.foreign
 }
 
 func (t *tally) summary() *Summary {
-	s := &Summary{First: t.first, Last: t.last, Confirmations: t.confirmations, Dropped: t.dropped, Truncated: t.truncated, Foreign: t.foreign}
+	s := &Summary{First: t.first, Last: t.last, Confirmations: t.confirmations, Tasks: t.tasks, Dropped: t.dropped, Truncated: t.truncated, Foreign: t.foreign}
+	if len(s.Tasks.Ended) == 0 {
+		s.Tasks.Ended = nil
+	}
 	if len(s.Confirmations.Refusals) == 0 {
 		s.Confirmations.Refusals = nil
 	}

@@ -190,3 +190,28 @@ func TestSummarizeCountsRefusedAnswersApart(t *testing.T) {
 		t.Errorf("the tool's row: %d calls, %d asked, %d refused; want 4, 1, 0", r.Calls, r.Asked, r.Refused)
 	}
 }
+
+// Tasks are counted apart from the calls: created, and ended by how; the
+// call a task runs is counted with the calls.
+func TestSummarizeCountsTasksApart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	at := Timestamp(time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC))
+	entry := func(kind, outcome string) Entry {
+		return Entry{Time: at, Kind: kind, Name: "t_import", Outcome: outcome, Task: "t1"}
+	}
+	data := line(t, entry(KindTask, TaskCreated)) + line(t, entry(KindTool, OutcomeOK)) + line(t, entry(KindTask, "completed")) +
+		line(t, entry(KindTask, TaskCreated)) + line(t, entry(KindTask, "expired"))
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Summarize(t.Context(), path, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Tasks{Created: 2, Ended: map[string]int{"completed": 1, "expired": 1}}, s.Tasks); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
+	}
+	if s.Calls != 1 || len(s.Tools) != 1 || s.Tools[0].Calls != 1 {
+		t.Errorf("%d calls in %d rows, want the one call", s.Calls, len(s.Tools))
+	}
+}

@@ -13,10 +13,13 @@
 // whose checks all say they could not apply (no check passed, none
 // failed) is n/a with its own words. Exits 1 if any line is FAIL.
 //
-//   node conformance.mjs --cli PATH --url URL --spec-version V --baseline FILE --out DIR
+//   node conformance.mjs --cli PATH --url URL --spec-version V --baseline FILE --out DIR [--extensions PREFIX]
 //
 // PATH is the suite's dist/index.js; FILE a baseline in the suite's
-// --expected-failures format, each entry followed by "# why".
+// --expected-failures format, each entry followed by "# why". With
+// --extensions, the scenarios of extensions whose names start with PREFIX
+// (such as "tasks-", the tasks extension's) run too, one at a time: the
+// suite selects them by name only, not by version.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -30,6 +33,7 @@ const { values: opt } = parseArgs({
     baseline: { type: "string" },
     out: { type: "string" },
     timeout: { type: "string", default: "240" },
+    extensions: { type: "string" },
   },
 });
 for (const k of ["cli", "url", "spec-version", "baseline", "out"]) {
@@ -97,8 +101,20 @@ function checksOf(scenario) {
   return file && existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
 }
 
+// The extensions' scenarios asked for, each run on its own.
+const extensions = [];
+if (opt.extensions) {
+  const all = suite("list", "--server");
+  extensions.push(...[...(all.stdout ?? "").matchAll(/^\s+- (\S+) \[extension\]/gm)].map((m) => m[1]).filter((n) => n.startsWith(opt.extensions)));
+  if (extensions.length === 0) line("FAIL", "list", `conformance list --server has no extension scenario named ${opt.extensions}*`);
+  for (const scenario of extensions) {
+    const one = suite("server", "--url", opt.url, "--scenario", scenario, "-o", opt.out);
+    writeFileSync(join(opt.out, `${scenario}.log`), `${one.stdout ?? ""}${one.stderr ?? ""}`);
+  }
+}
+
 const describe = (c) => `${c.id}: ${c.errorMessage ?? c.description}`;
-for (const scenario of scenarios) {
+for (const scenario of [...scenarios, ...extensions]) {
   const checks = checksOf(scenario);
   if (!checks) {
     line("FAIL", scenario, `did not run (see ${join(opt.out, "suite.log")})`);
@@ -120,9 +136,11 @@ for (const scenario of scenarios) {
   } else if (stale.length) {
     line("FAIL", scenario, `${stale.join(", ")} passes, but the baseline says it does not apply: remove it from ${opt.baseline}`);
   } else if (passed.length === 0) {
-    // Nothing said either way: the scenario found nothing to test.
+    // Nothing said either way: the scenario found nothing to test, or
+    // the suite skips it, and says why.
     const info = checks.filter((c) => c.status === "INFO" && c.details?.message).map((c) => c.details.message);
-    line("n/a", scenario, info.at(-1) ?? "no check applied");
+    const skipped = checks.filter((c) => c.status === "SKIPPED" && c.errorMessage).map((c) => `the suite skips it: ${c.errorMessage.replace(/^Skipped: /, "")}`);
+    line("n/a", scenario, info.at(-1) ?? skipped.at(-1) ?? "no check applied");
   } else {
     const notes = [passed.length === 1 ? "1 check passes" : `${passed.length} checks pass`];
     if (byCheck.size) notes.push(`n/a: ${[...byCheck.keys()].join(", ")}`);

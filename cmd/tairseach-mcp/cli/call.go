@@ -19,7 +19,7 @@ import (
 )
 
 func newCallCmd(e *env, opts *options) *cobra.Command {
-	var asJSON, yes bool
+	var asJSON, yes, asTask bool
 	cmd := &cobra.Command{
 		Use:   "call NAME [ARGUMENTS]",
 		Short: "Call a tool the way an MCP client would and print its result",
@@ -29,24 +29,32 @@ client-visible name (see 'tairseach-mcp tools'); ARGUMENTS is a JSON object, or 
 from stdin (default {}); what is not a JSON object is refused, saying where (line and
 column) it goes wrong.
 
+With --task the call runs as a task, as a client that can take one runs it (the tool's
+manifest must allow it: execution.taskSupport): its status and the backend's progress are
+shown on stderr as they change, and Ctrl-C cancels it. A tool whose taskSupport is
+required runs only so.
+
 The exit status is 0 for a result, 1 when the result is an error (isError: the backend's
-error, a backend that is down, arguments that fail the inputSchema, ...), 2 for arguments
-that are not a JSON object and other wrong usage, and 3 when no tool answers to NAME.`,
+error, a backend that is down, arguments that fail the inputSchema, ...) or the task did not
+complete, 2 for arguments that are not a JSON object and other wrong usage, and 3 when no
+tool answers to NAME.`,
 		Example: `  tairseach-mcp call tairseach_system_info
   tairseach-mcp call tairseach_notes_create '{"title":"groceries","body":"oat milk"}'
-  echo '{"path":"."}' | tairseach-mcp call tairseach_files_list -`,
+  echo '{"path":"."}' | tairseach-mcp call tairseach_files_list -
+  tairseach-mcp call --task tairseach_notes_import '{"count":20}'`,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCall(cmd.Context(), e, opts, args, asJSON, yes)
+			return runCall(cmd.Context(), e, opts, args, asJSON, yes, asTask)
 		},
 	}
-	opts.register(cmd.Flags(), catalogFlags|filterFlags|policyFlags|backendFlags|checkFlags|logFlags|auditFlags)
+	opts.register(cmd.Flags(), catalogFlags|filterFlags|policyFlags|backendFlags|checkFlags|logFlags|auditFlags, "task-timeout")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole MCP result (content, structuredContent, isError) as JSON")
 	cmd.Flags().BoolVar(&yes, "yes", false, "answer yes when the tool asks before it runs (without it, call asks on the terminal, and refuses in a script)")
+	cmd.Flags().BoolVar(&asTask, "task", false, "run the call as a task: show its status and progress on stderr as it runs; Ctrl-C cancels it")
 	return cmd
 }
 
-func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, yes bool) error {
+func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, yes, asTask bool) error {
 	if err := requireManifests(opts.manifests); err != nil {
 		return err
 	}
@@ -85,13 +93,31 @@ func runCall(ctx context.Context, e *env, opts *options, args []string, asJSON, 
 			return unknownToolError{err}
 		}
 	}
-	// The audit log records this call as the call command's.
-	call := protocol.NewCall(protocol.CallOptions{Client: protocol.ClientInfo{Name: "tairseach-mcp call", Version: version()}, Transport: "cli",
-		Ask: askOnTerminal(e, yes, len(args) == 2 && args[1] == "-")})
-	res, err := toolProvider(opts, reg).CallTool(ctx, call, &protocol.CallToolRequest{Name: name, Arguments: arguments})
-	if err != nil {
-		// CallTool fails only for a name no tool answers to.
-		return unknownToolError{fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)}
+	ask := askOnTerminal(e, yes, len(args) == 2 && args[1] == "-")
+	var res *protocol.CallToolResult
+	var err error
+	if asTask {
+		res, err = callAsTask(ctx, e, opts, &log, reg, name, arguments, ask)
+		var rpcErr *protocol.Error
+		switch {
+		case errors.As(err, &rpcErr) && rpcErr.Code == protocol.CodeInvalidParams && strings.Contains(rpcErr.Message, "unknown tool"):
+			return unknownToolError{fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", rpcErr.Message)}
+		case errors.As(err, &rpcErr) && rpcErr.Code == protocol.CodeMethodNotFound:
+			return usageError{fmt.Errorf("%s (the manifest's execution.taskSupport says whether a tool runs as a task)", rpcErr.Message)}
+		case err != nil:
+			fmt.Fprintln(e.stderr, safetext.Line(err.Error()))
+			return exitStatus(exitError)
+		}
+	} else {
+		if reg.Snapshot().Tools().TaskSupport(name) == protocol.TaskRequired {
+			return usageError{fmt.Errorf("%s runs only as a task: call it with --task", name)}
+		}
+		// The audit log records this call as the call command's.
+		call := protocol.NewCall(protocol.CallOptions{Client: protocol.ClientInfo{Name: "tairseach-mcp call", Version: version()}, Transport: "cli", Ask: ask})
+		if res, err = toolProvider(opts, reg).CallTool(ctx, call, &protocol.CallToolRequest{Name: name, Arguments: arguments}); err != nil {
+			// CallTool fails only for a name no tool answers to.
+			return unknownToolError{fmt.Errorf("%s; run 'tairseach-mcp tools' to list the tools", protocol.WireError(err).Message)}
+		}
 	}
 	if asJSON {
 		out := map[string]any{"content": res.Content, "isError": res.IsError}

@@ -526,9 +526,10 @@ func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
 		audit    = []string{"audit-log", "audit-values", "audit-max-size", "audit-keep"}
 		named    = []string{"clients", "client"}
 		ui       = []string{"ui"}
+		tasks    = []string{"task-timeout", "max-tasks", "max-tasks-per-owner", "max-task-ttl", "max-task-bytes"}
 		listener = []string{"transport", "listen", "allowed-origins", "allowed-hosts", "auth-token-file", "tls-cert", "tls-key", "insecure-http",
 			"max-sessions", "session-timeout", "max-total-in-flight", "max-total-held-bytes", "max-body-size", "header-timeout", "idle-timeout", "stall-timeout", "max-streams", "max-connections"}
-		entry = slices.Concat(catalog, filter, policy, backend, checks, logs, session, audit, named, ui) // what a stdio bridge takes
+		entry = slices.Concat(catalog, filter, policy, backend, checks, logs, session, audit, tasks, named, ui) // what a stdio bridge takes
 		all   = slices.Concat(entry, listener)
 	)
 	if len(all) != len(settings) {
@@ -542,7 +543,7 @@ func TestEachCommandTakesOnlyItsFlags(t *testing.T) {
 		{"install", slices.Concat(entry, []string{"auth-token-file"})}, // with --url, its token
 		{"doctor", entry},
 		{"tools", slices.Concat(catalog, filter, policy)},
-		{"call", slices.Concat(catalog, filter, policy, backend, checks, logs, audit)},
+		{"call", slices.Concat(catalog, filter, policy, backend, checks, logs, audit, []string{"task-timeout"})},
 		{"read", slices.Concat(catalog, filter, backend, logs, audit)},
 		{"prompt", slices.Concat(catalog, filter, backend, logs, audit)},
 		{"resources", slices.Concat(catalog, filter)},

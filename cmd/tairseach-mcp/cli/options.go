@@ -41,6 +41,7 @@ type options struct {
 	maxMessageSize int
 	maxInFlight    int
 	maxHeldBytes   int
+	tasks          taskOptions
 	poolSize       int
 	maxReplySize   int
 	allowAnyPeer   bool
@@ -86,11 +87,12 @@ const (
 	auditFlags                     // the audit log
 	clientFlags                    // the clients file, and the named client a bridge over stdio serves
 	consoleFlags                   // the owner's console of a bridge over stdio
+	taskFlags                      // tasks, calls that outlive their request: their bounds
 	httpFlags                      // --transport, and the HTTP bridge's listener, security and limits
 
 	// entryFlags are the settings of a bridge a client starts over
 	// stdio: what its entry in the client's file may carry.
-	entryFlags = catalogFlags | filterFlags | policyFlags | backendFlags | checkFlags | logFlags | sessionFlags | auditFlags | clientFlags | consoleFlags
+	entryFlags = catalogFlags | filterFlags | policyFlags | backendFlags | checkFlags | logFlags | sessionFlags | auditFlags | taskFlags | clientFlags | consoleFlags
 	allFlags   = entryFlags | httpFlags
 )
 
@@ -133,6 +135,11 @@ var settings = []setting{
 	{auditFlags, "audit-values", "TAIRSEACH_AUDIT_VALUES", "also record the arguments' values in the audit log, secrets redacted by name and schema"},
 	{auditFlags, "audit-max-size", "TAIRSEACH_AUDIT_MAX_SIZE", "size at which the audit log is rotated (bytes, or with a unit: 10MiB)"},
 	{auditFlags, "audit-keep", "TAIRSEACH_AUDIT_KEEP", "rotated audit logs kept beside it (PATH.1 the newest)"},
+	{taskFlags, "task-timeout", "TAIRSEACH_TASK_TIMEOUT", "longest a task's backend call may take (instead of --call-timeout): a call runs as a task when its tool's manifest allows it and the client can take one"},
+	{taskFlags, "max-tasks", "TAIRSEACH_MAX_TASKS", "most tasks kept at once, running or ended and kept for their results; past it a tool whose taskSupport is optional runs as an ordinary call, one that requires tasks is refused"},
+	{taskFlags, "max-tasks-per-owner", "TAIRSEACH_MAX_TASKS_PER_OWNER", "most tasks kept at once for one owner (a named client, a token's holder, the local user, the process)"},
+	{taskFlags, "max-task-ttl", "TAIRSEACH_MAX_TASK_TTL", "longest a task is kept from its creation, with its result; a client may ask for less, and a task still running then is cancelled"},
+	{taskFlags, "max-task-bytes", "TAIRSEACH_MAX_TASK_BYTES", "most bytes of results of tasks kept, in all, counted against the byte budget (at most half of it); a result that does not fit fails its task (bytes, or with a unit: 16MiB)"},
 	{clientFlags, "clients", "TAIRSEACH_CLIENTS", "the clients file: named clients, each with its token (over HTTP) and its policy (see 'tairseach-mcp clients'); with one, every HTTP request needs a client's token or the owner's (default ~/.tairseach/clients.json)"},
 	{clientFlags, "client", "TAIRSEACH_CLIENT", "over stdio: serve the named client of the clients file, with its policy (what a desktop client's entry names; over HTTP its token selects it)"},
 	{consoleFlags, "ui", "TAIRSEACH_UI", "over stdio: serve the owner's console on this loopback address (127.0.0.1:0 for any free port); over HTTP it is at /ui on the listener"},
@@ -236,6 +243,16 @@ func (o *options) add(fs *pflag.FlagSet, name, usage string) {
 		fs.StringArrayVar(&o.confirm, name, nil, usage)
 	case "confirm-unsupported":
 		fs.StringVar(&o.confirmDeny, name, "allow", usage)
+	case "task-timeout":
+		durationVar(fs, &o.tasks.timeout, name, registry.DefaultTaskTimeout, usage)
+	case "max-tasks":
+		countVar(fs, &o.tasks.max, name, protocol.DefaultMaxTasks, usage)
+	case "max-tasks-per-owner":
+		countVar(fs, &o.tasks.maxPerOwner, name, protocol.DefaultMaxTasksPerOwner, usage)
+	case "max-task-ttl":
+		durationVar(fs, &o.tasks.maxTTL, name, protocol.DefaultMaxTaskTTL, usage)
+	case "max-task-bytes":
+		sizeVar(fs, &o.tasks.maxBytes, name, protocol.DefaultMaxTaskBytes, usage)
 	case "audit-log":
 		fs.StringVar(&o.audit.path, name, "", usage)
 	case "audit-values":
@@ -344,6 +361,9 @@ func (o *options) resolve() error {
 	if o.askTimeout <= 0 {
 		return usageError{fmt.Errorf("--ask-timeout must be positive, not %s", o.askTimeout)}
 	}
+	if err := o.tasks.check(); err != nil {
+		return usageError{err}
+	}
 	if o.maxPendingAsks < 0 {
 		return usageError{fmt.Errorf("--max-pending-asks must not be negative, not %d", o.maxPendingAsks)}
 	}
@@ -389,6 +409,27 @@ func (o *options) resolveClients(home string) error {
 	}
 	if err := clients.CheckName(o.client); err != nil {
 		return usageError{fmt.Errorf("--client: %w", err)}
+	}
+	return nil
+}
+
+// taskOptions are the bounds of tasks.
+type taskOptions struct {
+	timeout, maxTTL  time.Duration
+	max, maxPerOwner int
+	maxBytes         int
+}
+
+func (t *taskOptions) check() error {
+	for name, d := range map[string]time.Duration{"--task-timeout": t.timeout, "--max-task-ttl": t.maxTTL} {
+		if d <= 0 {
+			return fmt.Errorf("%s must be positive, not %s", name, d)
+		}
+	}
+	for name, v := range map[string]int{"--max-tasks": t.max, "--max-tasks-per-owner": t.maxPerOwner, "--max-task-bytes": t.maxBytes} {
+		if v <= 0 {
+			return fmt.Errorf("%s must be positive, not %d", name, v)
+		}
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 		}
 	}
 	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
-	srv.Refused = reg.RecordRefusal
+	srv.Refused, srv.TaskRecorded = reg.RecordRefusal, reg.RecordTask
 	named, err := openClients(opts, &log, srv, reg)
 	if err != nil {
 		return err
@@ -155,6 +155,10 @@ func newServer(opts *options, log *zerolog.Logger, hurry <-chan struct{}) *proto
 		MaxHeldBytes:         opts.maxHeldBytes,
 		AskTimeout:           opts.askTimeout,
 		MaxPendingAsks:       cmp.Or(opts.maxPendingAsks, max(1, opts.poolSize/2)),
+		MaxTasks:             opts.tasks.max,
+		MaxTasksPerOwner:     opts.tasks.maxPerOwner,
+		MaxTaskTTL:           opts.tasks.maxTTL,
+		MaxTaskBytes:         opts.tasks.maxBytes,
 		Hurry:                hurry,
 	}
 	if opts.transport == "http" {
@@ -221,6 +225,7 @@ func newObservedRegistry(opts *options, backend registry.Caller, log *zerolog.Lo
 		Connections: opts.poolSize,
 		BackendAddr: opts.socket,
 		CallTimeout: opts.callTimeout,
+		TaskTimeout: opts.tasks.timeout,
 		Limits:      opts.limits,
 		Hints:       hints,
 		Logger:      log,

@@ -159,6 +159,17 @@ func printStats(w io.Writer, s *audit.Summary, by string, loc *time.Location, ba
 		}
 		fmt.Fprintf(w, "Answers to confirmations refused unread: %d (%s)\n", n, strings.Join(why, ", "))
 	}
+	if t := s.Tasks; t.Created > 0 || len(t.Ended) > 0 {
+		var ended []string
+		for _, how := range slices.Sorted(maps.Keys(t.Ended)) {
+			ended = append(ended, fmt.Sprintf("%d %s", t.Ended[how], safetext.Line(how)))
+		}
+		line := fmt.Sprintf("\nTasks created: %d", t.Created)
+		if len(ended) > 0 {
+			line += fmt.Sprintf("; ended: %s", strings.Join(ended, ", "))
+		}
+		fmt.Fprintln(w, line)
+	}
 	var notes []string
 	if s.Dropped > 0 {
 		notes = append(notes, fmt.Sprintf("%d entries were lost by bridges that could not write them (not counted above)", s.Dropped))

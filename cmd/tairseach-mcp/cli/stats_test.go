@@ -23,8 +23,12 @@ func auditLog(t *testing.T) string {
 			Outcome: "ok", Duration: 120, BytesIn: 300, BytesOut: 2048},
 		{Time: "2025-06-01T10:01:00.000Z", Kind: "tool", Name: "tairseach_mail_send", ManifestName: "mail.send", Principal: "client:claude", Client: "claude-ai", ClientVersion: "0.9",
 			Outcome: "backend_error", Code: new(int64(-32011)), Duration: 40, BytesIn: 300, BytesOut: 60},
+		{Time: "2025-06-01T10:02:00.000Z", Kind: "task", Name: "tairseach_mail_search", ManifestName: "mail.search", Principal: "client:cursor", Client: "cursor", ClientVersion: "1.2",
+			Outcome: "created", Task: "t1"},
 		{Time: "2025-06-01T10:02:00.000Z", Kind: "tool", Name: "tairseach_mail_search", ManifestName: "mail.search", Principal: "client:cursor", Client: "cursor", ClientVersion: "1.2",
-			Outcome: "ok", Duration: 2500, BytesIn: 20, BytesOut: 3 << 20},
+			Outcome: "ok", Duration: 2500, BytesIn: 20, BytesOut: 3 << 20, Task: "t1"},
+		{Time: "2025-06-01T10:02:00.000Z", Kind: "task", Name: "tairseach_mail_search", ManifestName: "mail.search", Principal: "client:cursor", Client: "cursor", ClientVersion: "1.2",
+			Outcome: "completed", Duration: 2600, Task: "t1"},
 		{Time: "2025-06-01T10:03:00.000Z", Kind: "tool", Name: "tairseach_mail_delete", ManifestName: "mail.delete", Principal: "process", Client: "claude-ai", ClientVersion: "0.9",
 			Outcome: "declined", Confirmation: "elicitation", Answer: "decline", Duration: 9000},
 	} {
@@ -60,6 +64,8 @@ claude-ai 0.9  3      2       120ms  9.0s  9.0s  600B  2.1K  2025-06-01 10:03  1
 cursor 1.2     1      0       2.5s   2.5s  2.5s  20B   3.0M  2025-06-01 10:02
 
 Confirmations asked: 1 (1 decline)
+
+Tasks created: 1; ended: 1 completed
 
 Note: 3 entries were lost by bridges that could not write them (not counted above); 1 truncated line skipped.
 `

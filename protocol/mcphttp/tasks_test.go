@@ -1,0 +1,154 @@
+package mcphttp
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tairseach/tairseach-mcp/protocol"
+)
+
+// The tasks of a request are owned by the bearer token's holder; without
+// a token, on loopback or the Unix socket, by the local user, whom every
+// request names the same; otherwise by the request's own principal.
+func TestATaskIsOwnedByWhoOutlivesTheConnection(t *testing.T) {
+	session := protocol.Principal{}
+	token := protocol.Principal{Kind: protocol.PrincipalToken, ID: "3f9a0c1d2e4b5a6f"}
+	conn := protocol.Principal{Kind: protocol.PrincipalConnection, ID: "192.0.2.7:5123"}
+	local := protocol.Principal{Kind: protocol.PrincipalLocal}
+	for _, tt := range []struct {
+		name     string
+		local    net.Addr
+		who      protocol.Principal
+		hasToken bool
+		want     protocol.Principal
+	}{
+		{"a token on loopback", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8411}, token, true, token},
+		{"a token off loopback", &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 8411}, token, true, token},
+		{"no token on loopback, a modern request", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8411}, conn, false, local},
+		{"no token on IPv6 loopback, a session", &net.TCPAddr{IP: net.IPv6loopback, Port: 8411}, session, false, local},
+		{"no token on the Unix socket", &net.UnixAddr{Name: "/run/user/1000/mcp.sock", Net: "unix"}, conn, false, local},
+		{"no token off loopback", &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 8411}, conn, false, conn},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, Path, nil)
+			r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, tt.local))
+			if got := taskOwner(r, tt.who, tt.hasToken); got != tt.want {
+				t.Errorf("owner %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+const tasksMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+
+func modernTask(id int, method, params string) string {
+	return request(id, method, "{"+params+","+tasksMeta+"}")
+}
+
+// taskOf reads the task of a JSON reply: a CreateTaskResult of either
+// generation, or a tasks/get result.
+func taskOf(t *testing.T, r *reply) (id, status string, result jsontext.Value) {
+	t.Helper()
+	var resp struct {
+		Result struct {
+			Task *struct {
+				TaskID string `json:"taskId"`
+				Status string `json:"status"`
+			} `json:"task"`
+			TaskID string         `json:"taskId"`
+			Status string         `json:"status"`
+			Result jsontext.Value `json:"result"`
+		} `json:"result"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &resp, json.RejectUnknownMembers(false)) != nil {
+		t.Fatalf("not a task: %d %s", r.status, r.body)
+	}
+	if tk := resp.Result.Task; tk != nil {
+		return tk.TaskID, tk.Status, nil
+	}
+	return resp.Result.TaskID, resp.Result.Status, resp.Result.Result
+}
+
+// A task outlives the connection and the session that created it: its
+// owner, the local user here, finds its status and its result on another
+// connection (2026-07-28) or in another session (2025-11-25).
+func TestATasksResultIsFetchedAfterItsConnectionClosed(t *testing.T) {
+	b := newBridge(t, Options{}, func(srv *protocol.Server) { srv.TaskAfter = 10 * time.Millisecond })
+
+	// 2026-07-28: created on one connection, fetched on another.
+	created := taskID(t, b.modern(t).post(modernTask(1, "tools/call", `"name":"job","arguments":{}`)))
+	waitFor(t, b.tools.started, "the task's call")
+	b.ts.CloseClientConnections()
+	waitFor(t, b.closed, "the creating connection to close")
+	b.hc.CloseIdleConnections() // the client's pool forgets it
+
+	// Followed from another connection.
+	fresh := b.modern(t)
+	listen := fresh.open(http.MethodPost, modernTask(3, "subscriptions/listen", `"notifications":{"taskIds":["`+created+`"]}`))
+	if ack := listen.next(); !strings.Contains(ack, created) {
+		t.Fatalf("the stream does not follow the task: %s", ack)
+	}
+
+	// 2025-11-25: created in a session that then ends.
+	old := b.legacy(t, protocol.Version20251125)
+	legacyID := taskID(t, old.post(request(2, "tools/call", `{"name":"job","arguments":{},"task":{"ttl":60000}}`)))
+	waitFor(t, b.tools.started, "the second task's call")
+	if r := old.do(http.MethodDelete, ""); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", r.status)
+	}
+	b.tools.open()
+
+	if ev := listen.next(); !strings.Contains(ev, `"notifications/tasks"`) || !strings.Contains(ev, `"completed"`) {
+		t.Errorf("the stream announces %s", ev)
+	}
+	r := fresh.post(modernTask(4, "tasks/get", `"taskId":"`+created+`"`))
+	if _, status, result := taskOf(t, r); status != "completed" || !strings.Contains(string(result), "released") {
+		t.Errorf("the task, from another connection: %s", r.body)
+	}
+	again := b.legacy(t, protocol.Version20251125)
+	r = again.post(request(5, "tasks/result", `{"taskId":"`+legacyID+`"}`))
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), "released") || !strings.Contains(string(r.body), legacyID) {
+		t.Errorf("the task's result, from another session: %d %s", r.status, r.body)
+	}
+}
+
+func taskID(t *testing.T, r *reply) string {
+	t.Helper()
+	id, status, _ := taskOf(t, r)
+	if id == "" || status != "working" {
+		t.Fatalf("no task created: %s", r.body)
+	}
+	return id
+}
+
+// A 2026-07-28 tasks/get, tasks/update or tasks/cancel names its task in
+// Mcp-Name, checked against params.taskId: missing or different is
+// -32020 and 400.
+func TestMcpNameNamesTheTask(t *testing.T) {
+	b := newBridge(t, Options{}, nil)
+	c := b.modern(t)
+	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		params := `"taskId":"t1"`
+		if method == "tasks/update" {
+			params += `,"inputResponses":{}`
+		}
+		body := modernTask(1, method, params)
+		if r := c.post(body); r.status != http.StatusOK || r.errorCode() != protocol.CodeInvalidParams {
+			t.Errorf("%s with Mcp-Name t1: %d %s, want 200 and -32602 (no such task)", method, r.status, r.body)
+		}
+		for _, name := range []string{"t2", ""} {
+			r := c.post(body, headers{"Mcp-Name": name})
+			if r.status != http.StatusBadRequest || r.errorCode() != protocol.CodeHeaderMismatch {
+				t.Errorf("%s with Mcp-Name %q: %d %s, want 400 and -32020", method, name, r.status, r.body)
+			}
+		}
+	}
+}
