@@ -62,7 +62,7 @@ type taskClient struct {
 func newTaskClient(t *testing.T, srv *Server, owner Principal, version string) *taskClient {
 	checker := protocoltest.NewChecker(version)
 	out := newWire(t, checker)
-	ss := srv.NewSession(out, SessionOptions{Transport: "test", Owner: owner})
+	ss := srv.NewSession(out, SessionOptions{Transport: "test", TaskOwner: owner})
 	t.Cleanup(ss.Close)
 	c := &taskClient{t: t, ss: ss, out: out, checker: checker}
 	if version != ModernVersion {
