@@ -27,8 +27,8 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // which the limit does not count). For a line longer than the limit it
 // returns tooLong and the line's first bytes, at least as many as the
 // read buffer holds, so the message's id may be found, and keeps its last
-// bytes in tail; the rest of the line is read and dropped, never held. The line is valid until the next
-// call. err is the error that ended the input, after the last line.
+// bytes in tail; the rest of the line is read and dropped, never held.
+// The line is valid until the next call. err is the error that ended the input, after the last line.
 func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 	if cap(lr.buf) > 1<<20 {
 		lr.buf = nil // do not keep a huge buffer for the rest of the session
@@ -44,7 +44,7 @@ func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 				lr.buf = append(lr.buf, frag...)
 			}
 		default:
-			lr.buf = append(lr.buf, frag...)
+			lr.buf = appendDoubling(lr.buf, frag, lr.max+len("\r\n"))
 		}
 		if tooLong {
 			lr.tail = append(lr.tail, frag...)
@@ -59,4 +59,17 @@ func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		return line, tooLong || len(line) > lr.max, err
 	}
+}
+
+// appendDoubling appends frag to buf, doubling its capacity when it must
+// grow, up to limit: a line of many MiB then costs a few allocations and
+// copies, where append's gentler growth of large slices would cost dozens
+// (and the page faults of each).
+func appendDoubling(buf, frag []byte, limit int) []byte {
+	if need := len(buf) + len(frag); need > cap(buf) {
+		grown := make([]byte, len(buf), max(min(2*cap(buf), limit), need))
+		copy(grown, buf)
+		buf = grown
+	}
+	return append(buf, frag...)
 }

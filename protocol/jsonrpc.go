@@ -281,7 +281,9 @@ func idAtEnd(tail []byte) jsontext.Value {
 // first bytes: its top-level id, when complete within prefix, and
 // whether it is a response (it has a result or an error member).
 func idFromPrefix(prefix []byte) (id jsontext.Value, response bool) {
-	dec := jsontext.NewDecoder(bytes.NewReader(prefix), lenient, jsontext.AllowDuplicateNames(true))
+	// A bytes.Buffer, which the decoder reads in place: from a Reader it
+	// would copy the prefix, up to MaxMessageSize, into buffers it grows.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(prefix), lenient, jsontext.AllowDuplicateNames(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
 	}
