@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -409,3 +411,76 @@ func TestTooManyCallsWaitingForAnswers(t *testing.T) {
 		s.close()
 	})
 }
+
+// No progress notification follows its call's response, however the
+// provider's reports and the writer interleave: many calls report
+// progress as fast as they can to a slow client, and end at once.
+func TestNoProgressFollowsTheResponse(t *testing.T) {
+	const calls, reports = 32, 200
+	ft := &fakeTools{set: NewToolSet([]Tool{{Name: "t_flood"}}), calls: map[string]func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error){
+		"t_flood": func(ctx context.Context, call *Call, _ *CallToolRequest) (*CallToolResult, error) {
+			for i := range reports {
+				call.Progress(float64(i+1), reports, "")
+				runtime.Gosched()
+			}
+			return TextResult("done", false), nil
+		},
+	}}
+	srv := newTestServer(ft)
+	srv.MaxInFlight = calls
+	slow := func(w io.Writer) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			time.Sleep(20 * time.Microsecond) // a client that reads a little slower than the calls report
+			return w.Write(p)
+		})
+	}
+	s := startSessionTo(t, t.Context(), srv, Version20251125, slow)
+	s.send(initLine(0, Version20251125))
+	token := strings.Repeat("t", 4<<10) // each notification a few KiB: the writer flushes often
+	for i := 1; i <= calls; i++ {
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t_flood","_meta":{"progressToken":"%s%d"}}}`, i, token, i))
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		s.mu.Lock()
+		n := 0
+		for _, l := range s.lines {
+			if strings.Contains(l, `"result"`) {
+				n++
+			}
+		}
+		s.mu.Unlock()
+		if n == calls+1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d responses after 30 s", n, calls+1)
+		}
+	}
+	got, err := s.close()
+	if err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	answered := map[string]bool{}
+	for _, l := range got {
+		var m struct {
+			ID     jsontext.Value `json:"id"`
+			Params struct {
+				ProgressToken string `json:"progressToken"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(l), &m, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatalf("%v: %.200s", err, l)
+		}
+		if m.ID != nil {
+			answered[string(m.ID)] = true
+			continue
+		}
+		if id := strings.TrimPrefix(m.Params.ProgressToken, token); answered[id] {
+			t.Fatalf("progress for call %s after its response", id)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

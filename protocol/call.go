@@ -332,6 +332,18 @@ type progress struct {
 	queued       bool            // a notification is queued, not yet written
 	next         *progressParams // the latest, sent once the queued one is written
 	dropped      int             // values not sent: not increasing, or no room
+	// ended is set once the response is on its way: no notification may
+	// follow it. sending counts the writer's sends of next under way
+	// outside mu, which ending waits for (on idle, a Cond on mu).
+	ended   bool
+	sending int
+	idle    sync.Cond
+}
+
+func newProgress(token jsontext.Value) *progress {
+	pr := &progress{token: token}
+	pr.idle.L = &pr.mu
+	return pr
 }
 
 // sendProgress sends progress for the request of at: value, or with
@@ -345,6 +357,9 @@ func (at attachment) sendProgress(value, total float64, message string, fromProv
 	}
 	pr.mu.Lock()
 	switch {
+	case pr.ended:
+		pr.mu.Unlock()
+		return false
 	case fromProvider:
 		pr.fromProvider = true
 	case pr.fromProvider:
@@ -379,13 +394,19 @@ func (at attachment) emitProgress(p *progressParams) bool {
 		pr.mu.Lock()
 		next := pr.next
 		pr.next = nil
-		if next == nil {
+		if next == nil || pr.ended {
 			pr.queued = false
+			pr.mu.Unlock()
+			return
+		}
+		pr.sending++
+		pr.mu.Unlock()
+		at.emitProgress(next)
+		pr.mu.Lock()
+		if pr.sending--; pr.sending == 0 {
+			pr.idle.Broadcast()
 		}
 		pr.mu.Unlock()
-		if next != nil {
-			at.emitProgress(next)
-		}
 	}
 	if at.ss.notifyThen(at.rq.out, encodeNotification("notifications/progress", p), written) {
 		return true
@@ -398,13 +419,20 @@ func (at attachment) emitProgress(p *progressParams) bool {
 }
 
 // flushProgress sends the latest progress reported while the last was
-// queued, now, ahead of the response.
+// queued, now, ahead of the response; after it no progress is sent for
+// the request. A send the writer has under way (of the latest, once the
+// one before is written) is waited for: otherwise it could follow the
+// response.
 func (at attachment) flushProgress() {
 	pr := at.progress
 	if at.ss == nil || pr == nil {
 		return
 	}
 	pr.mu.Lock()
+	pr.ended = true
+	for pr.sending > 0 {
+		pr.idle.Wait()
+	}
 	next := pr.next
 	pr.next = nil
 	pr.mu.Unlock()

@@ -49,7 +49,7 @@ func (ss *Session) startCall(ctx context.Context, rq *request, info methodInfo, 
 		denySampling: ss.denySampling, denyElicitation: ss.denyElicitation}
 	f.call.at = attachment{ss: ss, rq: rq, hold: rq.hold}
 	if token := progressToken(p); token != nil {
-		f.call.at.progress = &progress{token: token}
+		f.call.at.progress = newProgress(token)
 	}
 	if !isStream {
 		f.call.client = ss.clientOf(rq, p.meta())

@@ -354,6 +354,30 @@ func TestShutdownEndsEvenWhenTheClientStopsReading(t *testing.T) {
 	})
 }
 
+// A client that closes stdin, stops reading and then signals: Serve ends
+// within the grace period of the signal.
+func TestShutdownAfterEOFEndsWhenTheClientStopsReading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newTestServer(nil)
+		srv.ShutdownGrace = 3 * time.Second
+		ctx, cancel := context.WithCancel(t.Context())
+		var g *gate
+		s := startSessionTo(t, ctx, srv, Version20251125, func(w io.Writer) io.Writer { g = newGate(w); return g })
+		s.send(ping)
+		<-g.entered // the writer is stuck
+		s.in.Close()
+		time.Sleep(time.Minute)
+		synctest.Wait() // Serve met the EOF and waits for the writer
+		start := time.Now()
+		cancel()
+		if err := <-s.served; err == nil || !strings.Contains(err.Error(), "stdout blocked") || time.Since(start) != 3*time.Second {
+			t.Errorf("Serve = %v after %v, want a stdout-blocked error after 3s", err, time.Since(start))
+		}
+		close(g.open)
+		<-s.out
+	})
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }

@@ -105,10 +105,14 @@ func serveStream(ctx context.Context, sess *Session, r io.Reader, out *outbox) e
 	// A call this client parked for its answers can get them from no one
 	// else: it is cancelled.
 	srv.cancelParked(sess)
+	// After EOF the session waits for done without limit, until shutdown
+	// (a client that closed stdin then signals); then within the grace
+	// period.
 	wait := func(done <-chan struct{}) bool {
-		if ctx.Err() == nil {
-			<-done
+		select {
+		case <-done:
 			return true
+		case <-ctx.Done():
 		}
 		select {
 		case <-done:

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ const heldManifest = `{"id":"m","tools":[
 // heldRun is one bridge under a row of the table, driven as a client.
 type heldRun struct {
 	t      *testing.T
-	cmd    interface{ Wait() error }
+	cmd    *exec.Cmd
 	pid    int
 	stdin  io.WriteCloser
 	stdout io.Reader
@@ -146,7 +147,18 @@ func (r *heldRun) finish(label string, stalledPeak, bound int) {
 	if !raceEnabled && rss > r.idle+24<<10 {
 		r.t.Errorf("RSS %d MiB after recovery, not back near the %d MiB at rest", rss>>10, r.idle>>10)
 	}
+	// The client reads to the end, as a client does: after every call's
+	// response nothing about the calls may follow, nor may the bridge
+	// take long to exit.
 	r.stdin.Close()
+	late := time.AfterFunc(30*time.Second, func() { r.cmd.Process.Kill() })
+	rest, _ := io.ReadAll(r.stdout)
+	if !late.Stop() {
+		r.t.Errorf("the bridge did not exit within 30 s of the end of its input")
+	}
+	if n := strings.Count(string(rest), "notifications/progress"); n > 0 {
+		r.t.Errorf("%d progress notifications after every call was answered", n)
+	}
 	if err := r.cmd.Wait(); err != nil {
 		r.t.Errorf("bridge: %v\n%s", err, r.stderr.String())
 	}
