@@ -27,8 +27,11 @@
 //               result fetched
 //   another owner  (stdio, where the process owns the tasks) another
 //               bridge's client does not know the task: -32602 (over HTTP
-//               every client of one bridge is one owner, the token's holder
-//               or the local user, until clients have names of their own)
+//               without named clients every client of one bridge is one
+//               owner, the token's holder or the local user; two named
+//               clients, each with its own token, are kept apart by the Go
+//               test TestHTTPAnotherNamedClientCannotSeeATask in
+//               cmd/tairseach-mcp/tasks_owner_e2e_test.go)
 //
 // ext-tasks needs, for a 2026-07-28 server, a raw request path: over HTTP
 // it is fetch with the headers the transport requires, over stdio a tap in
