@@ -517,3 +517,66 @@ func (t *task) isTold() bool {
 		return false
 	}
 }
+
+// TaskInfo describes one task as the owner's console shows it: a copy,
+// made by Server.LiveTasks.
+type TaskInfo struct {
+	// ID is the task's id; Tool the tool called.
+	ID, Tool string
+	// Owner is who owns the task (only its requests see it); Client what
+	// the client that created it calls itself.
+	Owner  Principal
+	Client ClientInfo
+	// Status is working, input_required (its call waits for the client's
+	// answers), completed, failed or cancelled; IsError says that a
+	// completed task's result is a tool's error.
+	Status  string
+	IsError bool
+	// Message is its statusMessage (the call's latest progress, or why it
+	// ended), or a failed task's error when it has none; "" when there is
+	// neither.
+	Message string
+	// Created is when it was created; Updated its last change of status
+	// or message; Expires when it reaches its time to live, and is
+	// forgotten with its result.
+	Created, Updated, Expires time.Time
+}
+
+// LiveTasks returns the tasks the server keeps now, of every owner, the
+// oldest first: those working or waiting for answers, and those that
+// ended (completed, failed, cancelled) until they expire. They are
+// copies, as many as the store keeps (MaxTasks at most), read for the
+// owner's console; it is safe for concurrent use, and a server that made
+// no task yet makes no store for it.
+func (s *Server) LiveTasks() []TaskInfo {
+	s.mu.Lock()
+	ts := s.taskStore
+	s.mu.Unlock()
+	if ts == nil {
+		return nil
+	}
+	now := time.Now()
+	ts.mu.Lock()
+	kept := make([]*task, 0, len(ts.byID))
+	for _, t := range ts.byID {
+		if now.Sub(t.created) < t.ttl { // else its timer is late: expired all the same
+			kept = append(kept, t)
+		}
+	}
+	ts.mu.Unlock()
+	sort.Slice(kept, func(i, j int) bool { return kept[i].seq < kept[j].seq })
+	out := make([]TaskInfo, len(kept))
+	for i, t := range kept {
+		// Set before the task was published, and never after.
+		out[i] = TaskInfo{ID: t.id, Tool: t.tool, Owner: t.owner, Client: t.call.Client(), Created: t.created, Expires: t.created.Add(t.ttl)}
+		st := t.state() // t.mu, then its call's: the store's is not held
+		out[i].Status, out[i].Message, out[i].Updated = st.status, st.message, st.updated
+		// A call that returns a tool's error after its task was cancelled
+		// marks it too: only a completed task's counts.
+		out[i].IsError = st.isError && st.status == taskCompleted
+		if st.message == "" && st.failure != nil {
+			out[i].Message = st.failure.Message
+		}
+	}
+	return out
+}
