@@ -15,12 +15,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -304,6 +306,29 @@ func TestTheConsoleInARealBrowser(t *testing.T) {
 	if text, _ := b.text(); !strings.Contains(text, `{"title":"`+hostile+`"}`) {
 		t.Errorf("the calls page does not show the argument as text:\n%s", text)
 	}
+
+	// A task (the local user's: no token on loopback), which the
+	// questions page lists and follows while it runs.
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tairseach_notes_import","arguments":{"count":20,"delay_ms":700,"title":"From the browser test"},` + tasksMeta + `}}`
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, bridge.url, strings.NewReader(body))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tairseach_notes_import"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	taskIDIn(t, string(created))
+	b.open(base+"/ui/questions", "questions with a task")
+	tasks := `document.querySelector("#tasks").innerText`
+	b.until("the task listed, working", tasks+`.includes("tairseach_notes_import") && `+tasks+`.includes("working") && `+tasks+`.includes("of 20 notes")`)
+	progress := `(` + tasks + `.match(/\d+ of 20 notes/) || [""])[0]`
+	before := value(b, "the task's progress", chromedp.Evaluate[string](progress))
+	b.until("the task's progress followed", progress+` !== `+strconv.Quote(before)+` && `+progress+` !== ""`)
+	t.Logf("the task's progress on the page: %s, then %s", before, value(b, "the task's progress", chromedp.Evaluate[string](progress)))
 
 	// Allow: the note is gone; deny: it stays.
 	for _, tt := range []struct {

@@ -1,15 +1,16 @@
 // Package console is the owner's console: a few web pages, served by the
 // bridge itself, on which the person whose data sits behind the backend
 // sees what the assistants do (what is served, who calls what, calls live
-// and recent, charts) and answers the questions a client cannot ask its
-// user (--confirm-unsupported page).
+// and recent, tasks, charts) and answers the questions a client cannot ask
+// its user (--confirm-unsupported page).
 //
 // It is a thin reader of what the other packages keep: the protocol
-// server's counters (protocol.Server.Stats), the registry's snapshots and
-// the named clients' views, the audit log's tail; what it keeps itself is
-// bounded: the calls in flight and a ring of the last ones ended, told by
-// the registry (it is a registry.Observer), and the questions waiting for
-// the owner (it is a protocol.Owner).
+// server's counters and tasks (protocol.Server.Stats and LiveTasks), the
+// registry's snapshots and the named clients' views, the audit log's
+// tail; what it keeps itself is bounded: the calls in flight and a ring
+// of the last ones ended, told by the registry (it is a
+// registry.Observer), and the questions waiting for the owner (it is a
+// protocol.Owner).
 //
 // Only the owner opens it: a secret made at each start is part of the URL
 // the bridge logs, exchanged at first load for a cookie; the owner's
@@ -46,8 +47,8 @@ const Path = "/ui"
 // Options say what the console shows, and who may open it. Server and
 // Registry are required.
 type Options struct {
-	// Server is the protocol server whose sessions, calls in flight and
-	// bytes held the console shows.
+	// Server is the protocol server whose sessions, calls in flight,
+	// tasks and bytes held the console shows.
 	Server *protocol.Server
 	// Registry is the tool table; Tools what clients see of it by default
 	// (the registry, or search mode's tools over it; nil: the registry).

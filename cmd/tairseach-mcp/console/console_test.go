@@ -40,30 +40,39 @@ func (f backendFunc) Call(_ context.Context, method string, _ jsontext.Value, _ 
 	return f(method)
 }
 
-// fixture is a console over a registry of notesManifest, served by an
-// httptest server.
+// fixture is a console over a registry and its protocol server, served
+// by an httptest server.
 type fixture struct {
 	c   *Console
+	ps  *protocol.Server
 	reg *registry.Registry
 	srv *httptest.Server
 }
 
+// newFixture is a console over a registry of notesManifest, whose backend
+// answers at once: notes.list with an error.
 func newFixture(t *testing.T, o Options) *fixture {
 	t.Helper()
+	return newFixtureOf(t, o, notesManifest, backendFunc(func(method string) (jsontext.Value, error) {
+		if method == "notes.list" {
+			return nil, &socketclient.RPCError{Code: -32011, Message: "Permission denied " + hostile}
+		}
+		return jsontext.Value(`{"ok":true}`), nil
+	}))
+}
+
+// newFixtureOf is a console over a registry of manifest, whose calls go
+// to backend; a call that may run as a task becomes one after 10 ms.
+func newFixtureOf(t *testing.T, o Options, manifest string, backend registry.Caller) *fixture {
+	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(notesManifest), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ps := &protocol.Server{}
+	ps := &protocol.Server{TaskAfter: 10 * time.Millisecond}
 	o.Server = ps
 	c := New(o)
-	reg := registry.New(registry.Options{Dirs: []string{dir}, Prefix: "tairseach", Observe: c, AuditValues: o.AuditValues,
-		Backend: backendFunc(func(method string) (jsontext.Value, error) {
-			if method == "notes.list" {
-				return nil, &socketclient.RPCError{Code: -32011, Message: "Permission denied " + hostile}
-			}
-			return jsontext.Value(`{"ok":true}`), nil
-		})})
+	reg := registry.New(registry.Options{Dirs: []string{dir}, Prefix: "tairseach", Observe: c, AuditValues: o.AuditValues, Backend: backend})
 	ps.Tools = reg
 	c.opts.Registry, c.opts.Tools = reg, reg
 	mux := http.NewServeMux()
@@ -73,7 +82,7 @@ func newFixture(t *testing.T, o Options) *fixture {
 	t.Cleanup(srv.Close)
 	t.Cleanup(c.Close)
 	c.SetBase(srv.URL)
-	return &fixture{c: c, reg: reg, srv: srv}
+	return &fixture{c: c, ps: ps, reg: reg, srv: srv}
 }
 
 // client is a browser without redirects followed, and a cookie jar.

@@ -194,6 +194,7 @@ type overviewBody struct {
 	Errors, Warnings        int
 	Problems                []string
 	Sessions, InFlight      int
+	Tasks, TasksRunning     int
 	Held, HeldLimit         string
 	Rate                    string
 	CallsHour, ErrorsHour   int
@@ -211,6 +212,7 @@ func (c *Console) overview(*http.Request) overviewBody {
 		Tools: c.opts.Tools.Tools().Len(), Audit: c.opts.AuditLog, Uptime: time.Since(c.started).Round(time.Second).String(),
 		Running: c.live.running(), Consoles: c.live.streams()}
 	b.Rate, b.CallsHour, b.ErrorsHour = c.rates(time.Now())
+	b.Tasks, b.TasksRunning = c.taskCounts()
 	shown, err := c.backendState()
 	b.BackendShown, b.BackendUp = shown, err == nil
 	if err != nil {
@@ -476,6 +478,7 @@ func (c *Console) chartsPage(r *http.Request) chartsBody {
 // questionsBody is the questions page.
 type questionsBody struct {
 	Questions   []questionView
+	Tasks       tasksView
 	Running     []callRow
 	Present     bool
 	AnswersHere bool
@@ -488,10 +491,86 @@ type questionView struct {
 }
 
 func (c *Console) questionsPage() questionsBody {
-	b := questionsBody{Running: c.live.running(), Present: c.live.present(), AnswersHere: c.opts.AnswersHere,
+	b := questionsBody{Tasks: c.tasks(time.Now()), Running: c.live.running(), Present: c.live.present(), AnswersHere: c.opts.AnswersHere,
 		AskTimeout: cmp.Or(c.opts.Server.AskTimeout, protocol.DefaultAskTimeout).String()}
 	for _, q := range c.asks.list() {
 		b.Questions = append(b.Questions, questionView{q, time.Since(q.Asked).Round(time.Second).String()})
 	}
 	return b
+}
+
+// tasksView is the live tasks as the questions page lists them.
+type tasksView struct {
+	Rows   []taskRow
+	Hidden int // the older tasks not shown, past maxShownTasks
+}
+
+// taskRow is a task as the page shows it.
+type taskRow struct {
+	Tool, Client, Owner string // Owner: its principal, "" when Client names it
+	Status, Message     string
+	Age, ExpiresIn      string
+	Class               string // of its row: running, failed, cancelled, or "" (completed)
+}
+
+// maxShownTasks bounds the tasks a page lists: the store keeps up to
+// protocol.DefaultMaxTasks (or --max-tasks).
+const maxShownTasks = 200
+
+// tasks returns the tasks the server keeps, the newest maxShownTasks in
+// the order they were created.
+func (c *Console) tasks(now time.Time) tasksView {
+	all := c.opts.Server.LiveTasks()
+	var v tasksView
+	if len(all) > maxShownTasks {
+		v.Hidden, all = len(all)-maxShownTasks, all[len(all)-maxShownTasks:]
+	}
+	for _, t := range all {
+		row := taskRow{Tool: t.Tool, Client: who(t.Owner.String(), t.Client.Name), Status: t.Status, Message: t.Message,
+			Age: span(now.Sub(t.Created)), ExpiresIn: span(t.Expires.Sub(now))}
+		if t.Owner.Kind != protocol.PrincipalClient {
+			row.Owner = t.Owner.String()
+		}
+		switch {
+		case running(t):
+			row.Class = "running"
+		case t.Status == "failed" || t.IsError:
+			row.Class = "failed"
+		case t.Status == "cancelled":
+			row.Class = "cancelled"
+		}
+		if t.IsError {
+			row.Status += " (tool error)"
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
+}
+
+// taskCounts returns the tasks the server keeps, and of them those
+// still running (working, or waiting for the client's answers).
+func (c *Console) taskCounts() (kept, runs int) {
+	for _, t := range c.opts.Server.LiveTasks() {
+		kept++
+		if running(t) {
+			runs++
+		}
+	}
+	return kept, runs
+}
+
+// running reports whether t still runs: working, or waiting for its
+// client's answers.
+func running(t protocol.TaskInfo) bool { return t.Status == "working" || t.Status == "input_required" }
+
+// span says a duration for a person, to the second under an hour.
+func span(d time.Duration) string {
+	d = max(d, 0).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm %02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh %02dm", int(d.Hours()), int(d.Minutes())%60)
 }

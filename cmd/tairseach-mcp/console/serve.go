@@ -73,11 +73,14 @@ func (c *Console) serve(w http.ResponseWriter, r *http.Request) {
 	case "/charts":
 		c.render(w, r, v, "charts", "Charts", c.chartsPage(r))
 	case "/questions":
-		if r.URL.Query().Get("part") == "list" {
+		switch r.URL.Query().Get("part") {
+		case "list":
 			c.pages.fragment(w, "questions-list", c.pageOf(v, "questions", "Questions", c.questionsPage()))
-			return
+		case "tasks":
+			c.pages.fragment(w, "tasks-list", c.pageOf(v, "questions", "Questions", c.questionsPage()))
+		default:
+			c.render(w, r, v, "questions", "Questions", c.questionsPage())
 		}
-		c.render(w, r, v, "questions", "Questions", c.questionsPage())
 	case "/events":
 		c.events(w, r)
 	default:
@@ -216,19 +219,22 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 
 // statsEvent are the counters an event stream sends every 2 seconds.
 type statsEvent struct {
-	Sessions int    `json:"sessions"`
-	InFlight int    `json:"inflight"`
-	Held     string `json:"held"`
-	Rate     string `json:"rate"`
-	Errors   int    `json:"errors"`
-	Waiting  int    `json:"waiting"`
+	Sessions     int    `json:"sessions"`
+	InFlight     int    `json:"inflight"`
+	Tasks        int    `json:"tasks"`
+	TasksRunning int    `json:"tasksrunning"`
+	Held         string `json:"held"`
+	Rate         string `json:"rate"`
+	Errors       int    `json:"errors"`
+	Waiting      int    `json:"waiting"`
 }
 
 func (c *Console) stats() statsEvent {
 	st := c.opts.Server.Stats()
 	rate, _, errs := c.rates(time.Now())
-	return statsEvent{Sessions: len(st.Sessions), InFlight: st.InFlight, Held: formatBytes(st.HeldBytes), Rate: rate, Errors: errs,
-		Waiting: c.asks.count()}
+	tasks, running := c.taskCounts()
+	return statsEvent{Sessions: len(st.Sessions), InFlight: st.InFlight, Tasks: tasks, TasksRunning: running, Held: formatBytes(st.HeldBytes),
+		Rate: rate, Errors: errs, Waiting: c.asks.count()}
 }
 
 // rates returns the calls per second over the last minute, and the calls

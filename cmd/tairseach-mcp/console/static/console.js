@@ -1,7 +1,8 @@
 // The owner's console follows the bridge live: server-sent events from
 // /ui/events add the calls as they start and end, refresh the questions
-// waiting, and the counters. Every value is set as text, never as HTML,
-// but the questions' list, which the server renders and escapes.
+// waiting, the live tasks, and the counters. Every value is set as text,
+// never as HTML, but the lists of questions and tasks, which the server
+// renders and escapes.
 (function () {
   'use strict';
   var live = document.getElementById('live');
@@ -63,27 +64,34 @@
     if (banner) { banner.hidden = n === 0; }
   }
 
+  // refresher returns a function that puts the server's fragment part
+  // of the questions page in the element id, one fetch at a time.
+  function refresher(id, part) {
+    var busy = false;
+    return function () {
+      var box = document.getElementById(id);
+      if (!box || busy) { return; }
+      busy = true;
+      fetch('/ui/questions?part=' + part, { credentials: 'same-origin' })
+        .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+        .then(function (html) {
+          // Rendered and escaped by the server's templates.
+          var doc = new DOMParser().parseFromString('<div>' + html + '</div>', 'text/html');
+          box.replaceChildren.apply(box, Array.prototype.slice.call(doc.body.firstChild.childNodes));
+        })
+        .catch(function () {})
+        .then(function () { busy = false; });
+    };
+  }
+  var refreshQuestions = refresher('questions', 'list');
+  var refreshTasks = refresher('tasks', 'tasks');
+
   es.addEventListener('stats', function (ev) {
     var s = JSON.parse(ev.data);
     Object.keys(s).forEach(function (k) { if (k !== 'waiting') { setStat(k, s[k]); } });
     setWaiting(s.waiting);
+    refreshTasks(); // their ages, and their statuses, which no event tells
   });
-
-  var refreshing = false;
-  function refreshQuestions() {
-    var box = document.getElementById('questions');
-    if (!box || refreshing) { return; }
-    refreshing = true;
-    fetch('/ui/questions?part=list', { credentials: 'same-origin' })
-      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
-      .then(function (html) {
-        // Rendered and escaped by the server's templates.
-        var doc = new DOMParser().parseFromString('<div>' + html + '</div>', 'text/html');
-        box.replaceChildren.apply(box, Array.prototype.slice.call(doc.body.firstChild.childNodes));
-      })
-      .catch(function () {})
-      .then(function () { refreshing = false; });
-  }
 
   es.addEventListener('questions', function (ev) {
     setWaiting(JSON.parse(ev.data).waiting);
