@@ -284,20 +284,35 @@ func (c *Client) readReply(ctx context.Context, cn *conn, id uint64, call Call) 
 // written on the connection unless the reply came first.
 type exchange struct {
 	cn      *conn
-	call    Call // nil: requests are answered -32601
-	ctx     context.Context
-	stop    context.CancelFunc // ends the requests' waits
-	answers sync.WaitGroup     // the goroutines answering requests; finish waits for them
-	pending atomic.Int32       // requests being answered
+	call    Call            // nil: requests are answered -32601
+	parent  context.Context // the call's
+	answers sync.WaitGroup  // the goroutines answering requests; finish waits for them
+	pending atomic.Int32    // requests being answered
 
-	mu   sync.Mutex // guards done and writes on cn
+	mu   sync.Mutex // guards what follows, and writes on cn
 	done bool       // the reply came or the call ended: nothing more is written
+	// ctx bounds the answers to the backend's requests, and stop ends
+	// it; made with the first request, as most calls have none.
+	ctx  context.Context
+	stop context.CancelFunc
 }
 
 func newExchange(ctx context.Context, cn *conn, call Call) *exchange {
-	x := &exchange{cn: cn, call: call}
-	x.ctx, x.stop = context.WithCancel(ctx)
-	return x
+	return &exchange{cn: cn, call: call, parent: ctx}
+}
+
+// requestContext returns the context that bounds the answers to the
+// backend's requests: the call's, ended by finish.
+func (x *exchange) requestContext() context.Context {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.ctx == nil {
+		x.ctx, x.stop = context.WithCancel(x.parent)
+		if x.done {
+			x.stop()
+		}
+	}
+	return x.ctx
 }
 
 // finish ends the exchange once the reply came, or the read failed: no
@@ -306,8 +321,11 @@ func newExchange(ctx context.Context, cn *conn, call Call) *exchange {
 func (x *exchange) finish() {
 	x.mu.Lock()
 	x.done = true
+	stop := x.stop
 	x.mu.Unlock()
-	x.stop()
+	if stop != nil {
+		stop()
+	}
 	x.answers.Wait()
 }
 
@@ -338,11 +356,12 @@ func (x *exchange) answer(id jsontext.Value, method string, params jsontext.Valu
 		return
 	}
 	x.answers.Add(1)
-	// Ends when call.Request returns, which x.ctx bounds.
+	ctx := x.requestContext()
+	// Ends when call.Request returns, which ctx bounds.
 	go func() {
 		defer x.answers.Done()
 		defer x.pending.Add(-1)
-		res, err := x.call.Request(x.ctx, id, method, params)
+		res, err := x.call.Request(ctx, id, method, params)
 		line := responseLine(id, res, err)
 		x.shrink(held)
 		x.write(line)
