@@ -184,13 +184,22 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 	default:
 		if t := c.taskOf(); t != nil {
 			// 2025-11-25: a request about a task says so, once the client
-			// knows the task: after the response that created it.
+			// knows the task: when it has asked about it (tasks/get or
+			// tasks/result). That the response creating it was written
+			// is not enough: a client that reads it with the question
+			// may take the question first, for a task it does not know
+			// yet (the official requester then declines it). Once the
+			// response is written, its status says input_required.
 			raw = relatedTask(raw, t.id)
 			select {
 			case <-t.told:
 			case <-ctx.Done():
 			}
 			t.changed()
+			select {
+			case <-t.known:
+			case <-ctx.Done():
+			}
 		}
 		at := c.attached()
 		res, err = at.ss.request(ctx, at.rq.out, method, raw)

@@ -149,6 +149,8 @@ type task struct {
 	quiet       bool           // ended before its creation was answered: nothing to announce
 	told        chan struct{}  // closed once the response that created it is written (or dropped)
 	tellOnce    sync.Once
+	known       chan struct{} // closed once its owner asked about it: the client has taken the response in
+	knowOnce    sync.Once
 	legacy      *Session // a 2025-11-25 task: the session its questions and notifications go to
 	resultWaits int      // tasks/result requests waiting for it, whose streams its questions go to
 }
@@ -183,7 +185,7 @@ func (ts *taskStore) reserve(owner Principal, tool string, ttl time.Duration) (*
 	}
 	ts.live++
 	ts.owned[owner]++
-	return &task{store: ts, owner: owner, tool: tool, ttl: ttl, status: taskWorking, done: make(chan struct{}), told: make(chan struct{})}, nil
+	return &task{store: ts, owner: owner, tool: tool, ttl: ttl, status: taskWorking, done: make(chan struct{}), told: make(chan struct{}), known: make(chan struct{})}, nil
 }
 
 // newID returns a new task id: 128 random bits, which cannot be guessed.
@@ -251,6 +253,7 @@ func (ts *taskStore) get(id string, owner Principal) *task {
 		ts.expire(t) // its timer is late: not found all the same
 		return nil
 	}
+	t.knowOnce.Do(func() { close(t.known) })
 	return t
 }
 
