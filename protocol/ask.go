@@ -184,21 +184,25 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 	default:
 		if t := c.taskOf(); t != nil {
 			// 2025-11-25: a request about a task says so, once the client
-			// knows the task: when it has asked about it (tasks/get or
-			// tasks/result). That the response creating it was written
-			// is not enough: a client that reads it with the question
-			// may take the question first, for a task it does not know
-			// yet (the official requester then declines it). Once the
-			// response is written, its status says input_required.
+			// knows the task: after the response that created it, and
+			// on one stream (stdio) once the client has asked about it
+			// (tasks/get or tasks/result). There the question would
+			// otherwise follow the response closely enough for a client
+			// to read both at once and take the question first, for a
+			// task it does not know yet (the official requester then
+			// declines it). Once the response is written, the task's
+			// status says input_required.
 			raw = relatedTask(raw, t.id)
 			select {
 			case <-t.told:
 			case <-ctx.Done():
 			}
 			t.changed()
-			select {
-			case <-t.known:
-			case <-ctx.Done():
+			if c.attached().ss.oneStream() {
+				select {
+				case <-t.known:
+				case <-ctx.Done():
+				}
 			}
 		}
 		at := c.attached()

@@ -344,6 +344,11 @@ func (ss *Session) notify(out Sink, msg []byte, queued *atomic.Bool) bool {
 	return true
 }
 
+// oneStream reports whether the session's messages to the client, the
+// responses and its own requests, travel on one ordered stream (stdio),
+// not on a stream per request (HTTP).
+func (ss *Session) oneStream() bool { return ss.transport != "http" }
+
 // notifyThen sends a notification to out when the budget has room for it,
 // and calls released once it is written or dropped; it reports whether it
 // sent. released runs on whatever goroutine writes the message, holding
