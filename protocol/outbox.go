@@ -26,6 +26,9 @@ type Message struct {
 	done func()
 	// final marks the response to a request: the last message about it.
 	final bool
+	// request marks a request of the server's, which waits for the
+	// client's answer.
+	request bool
 }
 
 // part is bytes of a message, written as they are or, when quoted, as
@@ -45,6 +48,11 @@ func msgOf(b []byte, done func()) Message { return Message{parts: []part{{b: b}}
 // cancelled: a Sink writes nothing for it, but may end what it keeps
 // open for the request, such as an HTTP response.
 func (m *Message) Final() bool { return m.final }
+
+// Request reports whether m is a request of the server's to the client,
+// which waits for its answer (a notification can be dropped; a request
+// dropped would wait for nothing).
+func (m *Message) Request() bool { return m.request }
 
 // uncounted returns the bytes of m that are not counted yet, as held,
 // not as written: a quoted part grows by its escapes only on its way out.

@@ -43,7 +43,8 @@ func (ss *Session) request(ctx context.Context, out Sink, method string, params 
 	if err != nil {
 		return nil, err
 	}
-	ss.sendAlways(out, msg, nil)
+	ss.budget.take(len(msg))
+	ss.sendTaken(out, msg, nil, true)
 	select {
 	case r := <-replies:
 		if r.err != nil {

@@ -340,7 +340,7 @@ func (ss *Session) notify(out Sink, msg []byte, queued *atomic.Bool) bool {
 		}
 		return false
 	}
-	ss.sendTaken(out, msg, queued)
+	ss.sendTaken(out, msg, queued, false)
 	return true
 }
 
@@ -377,19 +377,22 @@ func (ss *Session) sendAlways(out Sink, msg []byte, queued *atomic.Bool) {
 		return
 	}
 	ss.budget.take(len(msg))
-	ss.sendTaken(out, msg, queued)
+	ss.sendTaken(out, msg, queued, false)
 }
 
 // sendTaken sends msg, whose bytes the budget counts, and releases them
-// (and clears queued) once it is written or dropped.
-func (ss *Session) sendTaken(out Sink, msg []byte, queued *atomic.Bool) {
+// (and clears queued) once it is written or dropped; request marks a
+// request of the server's.
+func (ss *Session) sendTaken(out Sink, msg []byte, queued *atomic.Bool, request bool) {
 	n := len(msg)
-	out.Send(msgOf(msg, func() {
+	m := msgOf(msg, func() {
 		ss.budget.give(n)
 		if queued != nil {
 			queued.Store(false)
 		}
-	}))
+	})
+	m.request = request
+	out.Send(m)
 }
 
 // TooLong answers a message longer than the server's MaxMessageSize,

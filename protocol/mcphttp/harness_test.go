@@ -57,6 +57,8 @@ var toolSet = protocol.NewToolSet([]protocol.Tool{
 	{Name: "who", Description: "Answers its call's principal.", InputSchema: jsontext.Value(`{"type":"object"}`)},
 	{Name: "job", Description: "Waits for the test, as a task when it can.", InputSchema: jsontext.Value(`{"type":"object"}`),
 		Execution: &protocol.ToolExecution{TaskSupport: protocol.TaskOptional}},
+	{Name: "askjob", Description: "Asks the user a name once the test says, as a task when it can, and answers it.", InputSchema: jsontext.Value(`{"type":"object"}`),
+		Execution: &protocol.ToolExecution{TaskSupport: protocol.TaskOptional}},
 })
 
 func (f *fakeTools) Tools() *protocol.ToolSet { return toolSet }
@@ -83,6 +85,18 @@ func (f *fakeTools) CallTool(ctx context.Context, call *protocol.Call, req *prot
 		}
 	case "who":
 		return protocol.TextResult(call.Principal().String(), false), nil
+	case "askjob":
+		f.started <- req.Name
+		select { // once the test says: by then a task
+		case <-f.release:
+		case <-ctx.Done():
+			return protocol.TextResult("cancelled", true), nil
+		}
+		res, err := call.Elicit(ctx, "name", jsontext.Value(`{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`))
+		if err != nil {
+			return protocol.TextResult(err.Error(), true), nil
+		}
+		return protocol.TextResult(string(res), false), nil
 	case "log":
 		call.Log(protocol.LevelWarning, "test", "about to answer")
 		return protocol.TextResult("logged", false), nil

@@ -25,16 +25,27 @@ type session struct {
 }
 
 // stream is a session's Sink for messages that belong to no request: they
-// go to the GET stream when one is open, and are dropped otherwise, as a
-// client without one cannot receive them.
+// go to the GET stream when one is open. Without one, a notification is
+// dropped, as a client without one cannot receive it; a request of the
+// server's (a question for a task) waits for the next GET stream, since
+// its asker waits for the answer. Those waiting are bounded by the
+// questions a server has pending at once (MaxPendingAsks), each counted
+// against the session's budget until it is written or the session ends.
 type stream struct {
-	mu  sync.Mutex
-	cur *mailbox // the open GET stream's, or nil
+	mu      sync.Mutex
+	cur     *mailbox           // the open GET stream's, or nil
+	waiting []protocol.Message // requests sent while none was open
+	closed  bool               // the session ended: nothing waits
 }
 
 func (s *stream) Send(m protocol.Message) {
 	s.mu.Lock()
 	cur := s.cur
+	if cur == nil && m.Request() && !s.closed {
+		s.waiting = append(s.waiting, m)
+		s.mu.Unlock()
+		return
+	}
 	s.mu.Unlock()
 	if cur == nil {
 		m.Release()
@@ -43,14 +54,20 @@ func (s *stream) Send(m protocol.Message) {
 	cur.Send(m)
 }
 
-// open makes mb the stream's, closing the one it replaces.
+// open makes mb the stream's, closing the one it replaces, and sends it
+// the requests that waited for one.
 func (s *stream) open(mb *mailbox) {
 	s.mu.Lock()
 	old := s.cur
 	s.cur = mb
+	waiting := s.waiting
+	s.waiting = nil
 	s.mu.Unlock()
 	if old != nil {
 		old.close()
+	}
+	for _, m := range waiting {
+		mb.Send(m)
 	}
 }
 
@@ -64,14 +81,20 @@ func (s *stream) end(mb *mailbox) {
 	mb.close()
 }
 
-// close ends the stream's GET stream, if one is open.
+// close ends the stream's GET stream, if one is open, and drops the
+// requests waiting for one: the session ended.
 func (s *stream) close() {
 	s.mu.Lock()
 	cur := s.cur
 	s.cur = nil
+	waiting := s.waiting
+	s.waiting, s.closed = nil, true
 	s.mu.Unlock()
 	if cur != nil {
 		cur.close()
+	}
+	for _, m := range waiting {
+		m.Release()
 	}
 }
 

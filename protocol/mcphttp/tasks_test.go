@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
+	"github.com/tairseach/tairseach-mcp/protocol/protocoltest"
 )
 
 // The tasks of a request are owned by the bearer token's holder; without
@@ -150,5 +151,53 @@ func TestMcpNameNamesTheTask(t *testing.T) {
 				t.Errorf("%s with Mcp-Name %q: %d %s, want 400 and -32020", method, name, r.status, r.body)
 			}
 		}
+	}
+}
+
+// A 2025-11-25 task's question for a session with no GET stream open
+// waits for the next one, instead of being dropped as a notification is:
+// its asker waits for the answer.
+func TestATasksQuestionWaitsForAGETStream(t *testing.T) {
+	b := newBridge(t, Options{}, func(srv *protocol.Server) { srv.TaskAfter = 10 * time.Millisecond })
+	c := &client{b: b, t: t, hc: b.hc, check: protocoltest.NewChecker(protocol.Version20251125)}
+	r := c.post(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"raw","version":"0"}}`))
+	c.session, c.version = r.header.Get("Mcp-Session-Id"), protocol.Version20251125
+	if r := c.post(notification("notifications/initialized", "")); r.status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d %s", r.status, r.body)
+	}
+
+	id := taskID(t, c.post(request(2, "tools/call", `{"name":"askjob","arguments":{},"task":{"ttl":60000}}`)))
+	waitFor(t, b.tools.started, "the task's call")
+	b.tools.open()
+	// The question is asked while no GET stream is open.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, status, _ := taskOf(t, c.post(request(3, "tasks/get", `{"taskId":"`+id+`"}`))); status == "input_required" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the task never asked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	get := c.open(http.MethodGet, "")
+	defer time.AfterFunc(10*time.Second, get.stop).Stop() // a question that never comes ends the stream
+	var question struct {
+		ID     jsontext.Value `json:"id"`
+		Method string         `json:"method"`
+	}
+	for question.Method != "elicitation/create" {
+		if err := json.Unmarshal([]byte(get.next()), &question, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer := `{"jsonrpc":"2.0","id":` + string(question.ID) + `,"result":{"action":"accept","content":{"name":"Ann"}}}`
+	if r := c.post(answer); r.status != http.StatusAccepted {
+		t.Fatalf("the answer: %d %s", r.status, r.body)
+	}
+	r = c.post(request(4, "tasks/result", `{"taskId":"`+id+`"}`))
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `Ann`) {
+		t.Errorf("the task's result: %d %s", r.status, r.body)
 	}
 }
