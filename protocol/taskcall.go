@@ -217,6 +217,11 @@ func (t *task) attachLegacy(ss *Session, out Sink, waits int) {
 		c.at.ss, c.at.rq = ss, &request{out: out, era: era{version: ss.legacyVersion(), logLevel: logOff}}
 	}
 	c.mu.Unlock()
+	// A question already sent that waits for a stream to the client (an
+	// HTTP session with no GET stream open) goes to this one.
+	if r, ok := ss.out.(interface{ Redirect(Sink) }); ok && waits > 0 {
+		r.Redirect(out)
+	}
 }
 
 // askingFirst reports whether the call keeps a confirmation for its

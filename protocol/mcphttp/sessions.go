@@ -41,8 +41,11 @@ type stream struct {
 func (s *stream) Send(m protocol.Message) {
 	s.mu.Lock()
 	cur := s.cur
-	if cur == nil && m.Request() && !s.closed {
-		s.waiting = append(s.waiting, m)
+	if m.Request() && !s.closed {
+		// Under s.mu, so that a GET stream ending meanwhile finds it.
+		if cur == nil || !cur.take(m) {
+			s.waiting = append(s.waiting, m)
+		}
 		s.mu.Unlock()
 		return
 	}
@@ -55,30 +58,51 @@ func (s *stream) Send(m protocol.Message) {
 }
 
 // open makes mb the stream's, closing the one it replaces, and sends it
-// the requests that waited for one.
+// the requests that waited for one, and those the old one had not
+// written.
 func (s *stream) open(mb *mailbox) {
 	s.mu.Lock()
-	old := s.cur
-	s.cur = mb
-	waiting := s.waiting
-	s.waiting = nil
-	s.mu.Unlock()
-	if old != nil {
-		old.close()
+	var kept []protocol.Message
+	if old := s.cur; old != nil {
+		kept = old.closeKeeping()
 	}
+	s.cur = mb
+	waiting := append(kept, s.waiting...)
+	s.waiting = nil
 	for _, m := range waiting {
 		mb.Send(m)
 	}
+	s.mu.Unlock()
 }
 
-// end closes mb if it is still the stream's.
+// Redirect sends the requests waiting for a GET stream to out instead: a
+// request of the client's (a 2025-11-25 tasks/result) that waits for its
+// answer on a stream of its own, where the server's questions about the
+// task now go.
+func (s *stream) Redirect(out protocol.Sink) {
+	s.mu.Lock()
+	waiting := s.waiting
+	s.waiting = nil
+	s.mu.Unlock()
+	for _, m := range waiting {
+		out.Send(m)
+	}
+}
+
+// end closes mb if it is still the stream's, keeping the requests it had
+// not written for the next GET stream.
 func (s *stream) end(mb *mailbox) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := mb.closeKeeping()
 	if s.cur == mb {
 		s.cur = nil
 	}
-	s.mu.Unlock()
-	mb.close()
+	if s.closed {
+		release(kept)
+		return
+	}
+	s.waiting = append(kept, s.waiting...)
 }
 
 // close ends the stream's GET stream, if one is open, and drops the

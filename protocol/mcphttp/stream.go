@@ -42,6 +42,44 @@ func (mb *mailbox) Send(m protocol.Message) {
 	}
 }
 
+// take queues m for the writer and reports true, or reports false once
+// the mailbox is closed, leaving m to the caller.
+func (mb *mailbox) take(m protocol.Message) bool {
+	mb.mu.Lock()
+	if mb.closed {
+		mb.mu.Unlock()
+		return false
+	}
+	mb.queue = append(mb.queue, m)
+	mb.mu.Unlock()
+	select {
+	case mb.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// closeKeeping closes mb as close does, but returns the requests of the
+// server's still queued instead of releasing them.
+func (mb *mailbox) closeKeeping() (requests []protocol.Message) {
+	mb.mu.Lock()
+	if !mb.closed {
+		mb.closed = true
+		close(mb.done)
+	}
+	q := mb.queue
+	mb.queue = nil
+	mb.mu.Unlock()
+	for i := range q {
+		if q[i].Request() {
+			requests = append(requests, q[i])
+		} else {
+			q[i].Release()
+		}
+	}
+	return requests
+}
+
 // drain returns what is queued, and empties the queue.
 func (mb *mailbox) drain() []protocol.Message {
 	mb.mu.Lock()
