@@ -201,3 +201,47 @@ func TestATasksQuestionWaitsForAGETStream(t *testing.T) {
 		t.Errorf("the task's result: %d %s", r.status, r.body)
 	}
 }
+
+// A 2025-11-25 task's question that waits for a GET stream goes instead
+// to a tasks/result that waits for the task, on its stream: the client
+// waits there, with no GET stream open.
+func TestATasksWaitingQuestionGoesToTasksResult(t *testing.T) {
+	b := newBridge(t, Options{}, func(srv *protocol.Server) { srv.TaskAfter = 10 * time.Millisecond })
+	c := &client{b: b, t: t, hc: b.hc, check: protocoltest.NewChecker(protocol.Version20251125)}
+	r := c.post(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"raw","version":"0"}}`))
+	c.session, c.version = r.header.Get("Mcp-Session-Id"), protocol.Version20251125
+	if r := c.post(notification("notifications/initialized", "")); r.status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d %s", r.status, r.body)
+	}
+	id := taskID(t, c.post(request(2, "tools/call", `{"name":"askjob","arguments":{},"task":{"ttl":15000}}`)))
+	waitFor(t, b.tools.started, "the task's call")
+	b.tools.open()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, status, _ := taskOf(t, c.post(request(3, "tasks/get", `{"taskId":"`+id+`"}`))); status == "input_required" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the task never asked")
+		}
+	}
+
+	// Without the question, the request would wait until the task expires
+	// (15 s), and be answered then, not as an event stream.
+	result := c.open(http.MethodPost, request(4, "tasks/result", `{"taskId":"`+id+`"}`))
+	defer time.AfterFunc(10*time.Second, result.stop).Stop() // a question that never comes ends the stream
+	var question struct {
+		ID     jsontext.Value `json:"id"`
+		Method string         `json:"method"`
+	}
+	for question.Method != "elicitation/create" {
+		if err := json.Unmarshal([]byte(result.next()), &question, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := c.post(`{"jsonrpc":"2.0","id":` + string(question.ID) + `,"result":{"action":"accept","content":{"name":"Ann"}}}`); r.status != http.StatusAccepted {
+		t.Fatalf("the answer: %d %s", r.status, r.body)
+	}
+	if got := strings.Join(result.end(), "\n"); !strings.Contains(got, "Ann") || !strings.Contains(got, `"id":4`) {
+		t.Errorf("the tasks/result stream after the answer:\n%s", got)
+	}
+}
