@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -154,49 +155,57 @@ func TestMcpNameNamesTheTask(t *testing.T) {
 	}
 }
 
-// A 2025-11-25 task's question for a session with no GET stream open
-// waits for the next one, instead of being dropped as a notification is:
-// its asker waits for the answer.
-func TestATasksQuestionWaitsForAGETStream(t *testing.T) {
+// askingTask starts a 2025-11-25 session that can be asked, on a bridge
+// of its own, and in it a task that asks a question while no GET stream
+// is open; it returns once the task waits for the answer (input_required).
+func askingTask(t *testing.T, ttl int) (c *client, id string) {
+	t.Helper()
 	b := newBridge(t, Options{}, func(srv *protocol.Server) { srv.TaskAfter = 10 * time.Millisecond })
-	c := &client{b: b, t: t, hc: b.hc, check: protocoltest.NewChecker(protocol.Version20251125)}
+	c = &client{b: b, t: t, hc: b.hc, check: protocoltest.NewChecker(protocol.Version20251125)}
 	r := c.post(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"raw","version":"0"}}`))
 	c.session, c.version = r.header.Get("Mcp-Session-Id"), protocol.Version20251125
 	if r := c.post(notification("notifications/initialized", "")); r.status != http.StatusAccepted {
 		t.Fatalf("notifications/initialized: %d %s", r.status, r.body)
 	}
-
-	id := taskID(t, c.post(request(2, "tools/call", `{"name":"askjob","arguments":{},"task":{"ttl":60000}}`)))
+	id = taskID(t, c.post(request(2, "tools/call", fmt.Sprintf(`{"name":"askjob","arguments":{},"task":{"ttl":%d}}`, ttl))))
 	waitFor(t, b.tools.started, "the task's call")
 	b.tools.open()
-	// The question is asked while no GET stream is open.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if _, status, _ := taskOf(t, c.post(request(3, "tasks/get", `{"taskId":"`+id+`"}`))); status == "input_required" {
-			break
+			return c, id
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the task never asked")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+}
 
-	get := c.open(http.MethodGet, "")
-	defer time.AfterFunc(10*time.Second, get.stop).Stop() // a question that never comes ends the stream
+// answerQuestion reads s until the task's question comes, within 10 s,
+// and answers it with the name Ann.
+func answerQuestion(t *testing.T, c *client, s *eventStream) {
+	t.Helper()
+	defer time.AfterFunc(10*time.Second, s.stop).Stop() // a question that never comes ends the stream
 	var question struct {
 		ID     jsontext.Value `json:"id"`
 		Method string         `json:"method"`
 	}
 	for question.Method != "elicitation/create" {
-		if err := json.Unmarshal([]byte(get.next()), &question, json.RejectUnknownMembers(false)); err != nil {
+		if err := json.Unmarshal([]byte(s.next()), &question, json.RejectUnknownMembers(false)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	answer := `{"jsonrpc":"2.0","id":` + string(question.ID) + `,"result":{"action":"accept","content":{"name":"Ann"}}}`
-	if r := c.post(answer); r.status != http.StatusAccepted {
+	if r := c.post(`{"jsonrpc":"2.0","id":` + string(question.ID) + `,"result":{"action":"accept","content":{"name":"Ann"}}}`); r.status != http.StatusAccepted {
 		t.Fatalf("the answer: %d %s", r.status, r.body)
 	}
-	r = c.post(request(4, "tasks/result", `{"taskId":"`+id+`"}`))
+}
+
+// A 2025-11-25 task's question for a session with no GET stream open
+// waits for the next one, instead of being dropped as a notification is:
+// its asker waits for the answer.
+func TestATasksQuestionWaitsForAGETStream(t *testing.T) {
+	c, id := askingTask(t, 60000)
+	answerQuestion(t, c, c.open(http.MethodGet, ""))
+	r := c.post(request(4, "tasks/result", `{"taskId":"`+id+`"}`))
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `Ann`) {
 		t.Errorf("the task's result: %d %s", r.status, r.body)
 	}
@@ -206,41 +215,11 @@ func TestATasksQuestionWaitsForAGETStream(t *testing.T) {
 // to a tasks/result that waits for the task, on its stream: the client
 // waits there, with no GET stream open.
 func TestATasksWaitingQuestionGoesToTasksResult(t *testing.T) {
-	b := newBridge(t, Options{}, func(srv *protocol.Server) { srv.TaskAfter = 10 * time.Millisecond })
-	c := &client{b: b, t: t, hc: b.hc, check: protocoltest.NewChecker(protocol.Version20251125)}
-	r := c.post(request(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"raw","version":"0"}}`))
-	c.session, c.version = r.header.Get("Mcp-Session-Id"), protocol.Version20251125
-	if r := c.post(notification("notifications/initialized", "")); r.status != http.StatusAccepted {
-		t.Fatalf("notifications/initialized: %d %s", r.status, r.body)
-	}
-	id := taskID(t, c.post(request(2, "tools/call", `{"name":"askjob","arguments":{},"task":{"ttl":15000}}`)))
-	waitFor(t, b.tools.started, "the task's call")
-	b.tools.open()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, status, _ := taskOf(t, c.post(request(3, "tasks/get", `{"taskId":"`+id+`"}`))); status == "input_required" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the task never asked")
-		}
-	}
-
 	// Without the question, the request would wait until the task expires
 	// (15 s), and be answered then, not as an event stream.
+	c, id := askingTask(t, 15000)
 	result := c.open(http.MethodPost, request(4, "tasks/result", `{"taskId":"`+id+`"}`))
-	defer time.AfterFunc(10*time.Second, result.stop).Stop() // a question that never comes ends the stream
-	var question struct {
-		ID     jsontext.Value `json:"id"`
-		Method string         `json:"method"`
-	}
-	for question.Method != "elicitation/create" {
-		if err := json.Unmarshal([]byte(result.next()), &question, json.RejectUnknownMembers(false)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if r := c.post(`{"jsonrpc":"2.0","id":` + string(question.ID) + `,"result":{"action":"accept","content":{"name":"Ann"}}}`); r.status != http.StatusAccepted {
-		t.Fatalf("the answer: %d %s", r.status, r.body)
-	}
+	answerQuestion(t, c, result)
 	if got := strings.Join(result.end(), "\n"); !strings.Contains(got, "Ann") || !strings.Contains(got, `"id":4`) {
 		t.Errorf("the tasks/result stream after the answer:\n%s", got)
 	}
