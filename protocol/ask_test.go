@@ -461,23 +461,31 @@ func TestNoProgressFollowsTheResponse(t *testing.T) {
 		t.Fatalf("Serve: %v", err)
 	}
 	answered := map[string]bool{}
+	last := map[string]float64{} // the last progress of each call
 	for _, l := range got {
 		var m struct {
 			ID     jsontext.Value `json:"id"`
 			Params struct {
-				ProgressToken string `json:"progressToken"`
+				ProgressToken string  `json:"progressToken"`
+				Progress      float64 `json:"progress"`
 			} `json:"params"`
 		}
 		if err := json.Unmarshal([]byte(l), &m, json.RejectUnknownMembers(false)); err != nil {
 			t.Fatalf("%v: %.200s", err, l)
 		}
 		if m.ID != nil {
-			answered[string(m.ID)] = true
+			id := string(m.ID)
+			answered[id] = true
+			if id != "0" && last[id] != reports {
+				t.Errorf("call %s: the last progress before its response %v, want %d", id, last[id], reports)
+			}
 			continue
 		}
-		if id := strings.TrimPrefix(m.Params.ProgressToken, token); answered[id] {
+		id := strings.TrimPrefix(m.Params.ProgressToken, token)
+		if answered[id] {
 			t.Fatalf("progress for call %s after its response", id)
 		}
+		last[id] = m.Params.Progress
 	}
 }
 

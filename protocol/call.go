@@ -393,12 +393,12 @@ func (at attachment) emitProgress(p *progressParams) bool {
 	written := func() {
 		pr.mu.Lock()
 		next := pr.next
-		pr.next = nil
-		if next == nil || pr.ended {
+		if next == nil || pr.ended { // once ended, flushProgress sends the latest
 			pr.queued = false
 			pr.mu.Unlock()
 			return
 		}
+		pr.next = nil
 		pr.sending++
 		pr.mu.Unlock()
 		at.emitProgress(next)
@@ -431,7 +431,7 @@ func (at attachment) flushProgress() {
 	pr.mu.Lock()
 	pr.ended = true
 	for pr.sending > 0 {
-		pr.idle.Wait()
+		pr.idle.Wait() // the writer may write and release meanwhile: next stays ours (see emitProgress)
 	}
 	next := pr.next
 	pr.next = nil
