@@ -7,10 +7,10 @@ import (
 	"sort"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tairseach/tairseach-mcp/protocol/safetext"
 )
 
 // Tasks are calls that outlive their request: the server answers a
@@ -425,7 +425,7 @@ func (t *task) unkeep(kept *hold, n int) {
 func errorText(r *CallToolResult) string {
 	for _, c := range r.Content {
 		if s := c.String(); s != "" {
-			return cutText(s, maxStatusMessage)
+			return safetext.Cut(s, maxStatusMessage)
 		}
 	}
 	return "the tool returned an error"
@@ -434,17 +434,6 @@ func errorText(r *CallToolResult) string {
 // maxStatusMessage bounds the bytes of a statusMessage taken from a
 // call's progress or error.
 const maxStatusMessage = 1 << 10
-
-// cutText returns s cut to at most n bytes, at a character.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
 
 // progress records the call's latest progress as t's statusMessage.
 func (t *task) progress(value, total float64, message string) {
@@ -456,7 +445,7 @@ func (t *task) progress(value, total float64, message string) {
 	}
 	t.mu.Lock()
 	if t.status == taskWorking {
-		t.message, t.updated = cutText(message, maxStatusMessage), time.Now()
+		t.message, t.updated = safetext.Cut(message, maxStatusMessage), time.Now()
 	}
 	t.mu.Unlock()
 }
