@@ -359,6 +359,11 @@ func TestAProvidersProgressAndLogMessages(t *testing.T) {
 				time.Sleep(12 * time.Second) // no heartbeat any more
 				call.Log(LevelDebug, "work", "detail")
 				call.Log(LevelWarning, "work", map[string]int{"left": 0})
+				// 1 (after the heartbeats' 2), 2 and 5 again are not sent; a log
+				// message below the level asked for is not a drop.
+				if n := call.NotificationsDropped(); n != 3 {
+					t.Errorf("NotificationsDropped = %d, want 3", n)
+				}
 				return TextResult("done", false), nil
 			},
 		}}

@@ -284,6 +284,23 @@ func (c *Call) countDropped() {
 	c.mu.Unlock()
 }
 
+// NotificationsDropped returns how many notifications about the call
+// were not sent to its client so far: progress not above the last value
+// sent, log messages past their bound, and either when the client did
+// not read them. Progress coalesced while the client reads (a later value
+// sent instead) is not counted.
+func (c *Call) NotificationsDropped() int {
+	c.mu.Lock()
+	n, pr := c.dropped, c.at.progress
+	c.mu.Unlock()
+	if pr != nil {
+		pr.mu.Lock()
+		n += pr.dropped
+		pr.mu.Unlock()
+	}
+	return n
+}
+
 // Progress reports the request's progress to its client, when the request
 // carried a progress token and value is above the last one sent for it
 // (MCP requires progress to increase); total, when positive, is the value

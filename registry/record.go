@@ -195,6 +195,7 @@ func entryOf(call *protocol.Call, start time.Time, kind, name string) *audit.Ent
 		Time: audit.Timestamp(start), Transport: call.Transport(), Session: call.SessionID(), Principal: call.Principal().String(),
 		Client: client.Name, ClientVersion: client.Version, ProtocolVersion: call.ProtocolVersion(),
 		Kind: kind, Name: name, Duration: audit.Millis(time.Since(start)),
+		NotificationsDropped: call.NotificationsDropped(),
 	}
 }
 

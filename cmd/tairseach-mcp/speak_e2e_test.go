@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tairseach/tairseach-mcp/registry/audit"
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
 
@@ -28,8 +31,9 @@ const speakManifest = `{"id":"s","tools":[
  {"name":"s.ask","description":"Asks questions.","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}},
  {"name":"s.late","description":"Asks late.","inputSchema":{"type":"object"}},
  {"name":"s.hasty","description":"Asks, then replies at once.","inputSchema":{"type":"object"}},
+ {"name":"s.backwards","description":"Reports progress that goes back.","inputSchema":{"type":"object"}},
  {"name":"s.echo","description":"Echoes.","inputSchema":{"type":"object"}}
-],"implementation":{"methods":{"s.flood":"flood","s.ask":"ask","s.late":"late","s.hasty":"hasty","s.echo":"echo"}}}`
+],"implementation":{"methods":{"s.flood":"flood","s.ask":"ask","s.late":"late","s.hasty":"hasty","s.backwards":"backwards","s.echo":"echo"}}}`
 
 // speakingBackend answers the methods of speakManifest. late says on
 // lateStarted that it runs, and reports on lateDone what its question
@@ -46,6 +50,13 @@ func speakingBackend(t *testing.T, lateStarted chan<- struct{}, lateDone chan<- 
 				}
 			}
 			return map[string]int{"sent": 100_000}, nil
+		case "backwards":
+			for _, v := range []int{5, 3, 4, 6} {
+				if err := p.Notify("notifications/progress", map[string]any{"progress": v, "total": 10}); err != nil {
+					return nil, err
+				}
+			}
+			return map[string]bool{"done": true}, nil
 		case "ask":
 			var n struct{ N int }
 			_ = json.Unmarshal(req.Params, &n)
@@ -65,8 +76,13 @@ func speakingBackend(t *testing.T, lateStarted chan<- struct{}, lateDone chan<- 
 			_, err := p.Call(qctx, "late", "elicitation/create", map[string]any{"message": "Still there?", "requestedSchema": map[string]any{"type": "object"}})
 			lateDone <- err
 			return nil, err
-		case "hasty":
+		case "hasty": // asks, then replies without waiting for the answer, after pause_ms
+			var a struct {
+				PauseMS int `json:"pause_ms"`
+			}
+			_ = json.Unmarshal(req.Params, &a)
 			p.Send(`{"jsonrpc":"2.0","id":"never-mind","method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object"}}}`)
+			time.Sleep(time.Duration(a.PauseMS) * time.Millisecond)
 			return map[string]bool{"done": true}, nil
 		}
 		return sockettest.Echo(ctx, req)
@@ -136,6 +152,44 @@ func TestABackendThatFloodsProgressHoldsUpNoOne(t *testing.T) {
 	}
 	if worst > 3*time.Second {
 		t.Errorf("an echo took %v during the flood", worst)
+	}
+}
+
+// Progress that does not increase is not sent, and counted in the call's
+// audit entry.
+func TestProgressNotSentIsCounted(t *testing.T) {
+	t.Parallel()
+	be := speakingBackend(t, nil, nil)
+	dir := manifestDir(t, map[string]string{"s.json": speakManifest})
+	log := filepath.Join(t.TempDir(), "audit.log")
+	var mu sync.Mutex
+	var got []float64
+	cs := connectSDKWith(t, bridgeCmd(dir, be.Path, "--audit-log", log), "2025-11-25", &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, req.Params.Progress)
+		},
+	})
+	params := &mcp.CallToolParams{Name: "tairseach_s_backwards", Arguments: map[string]any{}}
+	params.SetProgressToken("back")
+	if res, err := cs.CallTool(t.Context(), params); err != nil || res.IsError {
+		t.Fatalf("%v %q", err, textOf(res))
+	}
+	cs.Close() // the bridge exits, its audit log written
+	var calls []audit.Entry
+	for _, e := range auditEntries(t, log) {
+		if e.Name == "tairseach_s_backwards" {
+			calls = append(calls, e)
+		}
+	}
+	if len(calls) != 1 || calls[0].NotificationsDropped != 2 {
+		t.Errorf("audit entries %+v; want one, with notifications_dropped 2 (3 and 4 after 5)", calls)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || got[len(got)-1] != 6 || slices.Contains(got, 3) || slices.Contains(got, 4) {
+		t.Errorf("the client got progress %v; want 5 and 6 (or 6 alone, coalesced)", got)
 	}
 }
 
@@ -214,20 +268,41 @@ func TestABackendThatRepliesWithoutWaiting(t *testing.T) {
 	be := speakingBackend(t, nil, nil)
 	dir := manifestDir(t, map[string]string{"s.json": speakManifest})
 	asked := make(chan struct{}, 1)
+	withdrawn := make(chan bool, 1)
 	cs := connectSDKWith(t, bridgeCmd(dir, be.Path, "--pool-size", "1"), "2025-11-25", &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked <- struct{}{}
-			<-ctx.Done() // withdrawn
+			select {
+			case <-ctx.Done():
+				withdrawn <- true
+			case <-time.After(20 * time.Second):
+				withdrawn <- false
+			}
 			return nil, ctx.Err()
 		},
 	})
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_hasty", Arguments: map[string]any{}})
-	if err != nil || res.IsError || !strings.Contains(textOf(res), `"done":true`) {
-		t.Fatalf("the hasty call: %v %q", err, textOf(res))
-	}
-	for range 3 {
-		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_echo", Arguments: map[string]any{"next": 1}}); err != nil || res.IsError || !strings.Contains(textOf(res), `"next":1`) {
-			t.Fatalf("the next call on the one connection: %v %q", err, textOf(res))
+	// At once, the reply may come before the bridge asks: then the client
+	// is never asked. After a pause, the client is asked, and the question
+	// withdrawn (notifications/cancelled) when the reply comes.
+	for _, pause := range []int{0, 300} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_hasty", Arguments: map[string]any{"pause_ms": pause}})
+		if err != nil || res.IsError || !strings.Contains(textOf(res), `"done":true`) {
+			t.Fatalf("the hasty call (pause %d ms): %v %q", pause, err, textOf(res))
+		}
+		for range 3 {
+			if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_echo", Arguments: map[string]any{"next": 1}}); err != nil || res.IsError || !strings.Contains(textOf(res), `"next":1`) {
+				t.Fatalf("the next call on the one connection: %v %q", err, textOf(res))
+			}
+		}
+		select {
+		case <-asked:
+			if !<-withdrawn {
+				t.Errorf("pause %d ms: the client was asked, and the question was not withdrawn within 20 s of the reply", pause)
+			}
+		case <-time.After(time.Second):
+			if pause > 0 {
+				t.Errorf("pause %d ms: the client was never asked", pause)
+			}
 		}
 	}
 }

@@ -117,6 +117,11 @@ type Entry struct {
 	// before it: recorded while the queue was full, or not written
 	// because the file could not be written.
 	Dropped int64 `json:"dropped,omitzero"`
+	// NotificationsDropped is how many notifications about the call were
+	// not sent to its client: progress not above the last value sent,
+	// log messages past their bound, or either while the client did not
+	// read (see protocol.Call.NotificationsDropped).
+	NotificationsDropped int `json:"notifications_dropped,omitzero"`
 	// Task is the id of the task the call runs as, on a KindTool line,
 	// or of the task a KindTask line records.
 	Task string `json:"task,omitzero"`
