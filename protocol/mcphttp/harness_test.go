@@ -236,6 +236,18 @@ func (r *reply) errorCode() int64 {
 	return resp.Error.Code
 }
 
+// id returns the id of the reply, a JSON body, as it is written; "" when
+// it has none.
+func (r *reply) id() string {
+	var resp struct {
+		ID jsontext.Value `json:"id"`
+	}
+	if json.Unmarshal(r.body, &resp, json.RejectUnknownMembers(false)) != nil {
+		return ""
+	}
+	return string(resp.ID)
+}
+
 // headers are the headers of a request: a name with an empty value is
 // left out.
 type headers map[string]string

@@ -32,6 +32,7 @@ func TestEveryStatusCode(t *testing.T) {
 		status  int
 		ctype   string
 		code    int64 // the JSON-RPC error code, 0 for none
+		noID    bool  // a refusal that answers no request of the client's: no "id", as the transport says
 	}{
 		// The legacy era: sessions.
 		{name: "initialize mints a session", body: initialize(1, "2025-11-25"), status: 200, ctype: json},
@@ -45,7 +46,7 @@ func TestEveryStatusCode(t *testing.T) {
 		{name: "a request without a version header is served in the session's", session: "2025-06-18", body: request(2, "tools/list", ""), header: headers{"MCP-Protocol-Version": ""}, status: 200, ctype: json},
 		{name: "a batch in 2025-03-26 is answered as one array", session: "2025-03-26", body: "[" + request(2, "ping", "") + "," + call(3, "echo", `{}`) + "]", status: 200, ctype: json},
 		{name: "a batch of notifications in 2025-03-26 is 202", session: "2025-03-26", body: "[" + notification("notifications/cancelled", `{"requestId":9}`) + "]", status: 202, ctype: none},
-		{name: "an empty batch is 400, with stdio's -32600", session: "2025-03-26", body: "[]", status: 400, ctype: json, code: -32600},
+		{name: "an empty batch is 400, with stdio's -32600", session: "2025-03-26", body: "[]", status: 400, ctype: json, code: -32600, noID: true},
 		{name: "a batch after 2025-03-26 is 400", session: "2025-11-25", body: "[" + request(2, "ping", "") + "]", status: 400, ctype: json, code: -32600},
 		{name: "a batch of notifications after 2025-03-26 is 400", session: "2025-06-18", body: "[" + notification("notifications/cancelled", `{"requestId":9}`) + "]", status: 400, ctype: json, code: -32600},
 		{name: "a body that is not JSON is 400", session: "2025-11-25", body: `{"jsonrpc":`, status: 400, ctype: json, code: -32700},
@@ -121,6 +122,9 @@ func TestEveryStatusCode(t *testing.T) {
 			}
 			if got := r.errorCode(); got != tt.code {
 				t.Errorf("error code %d, want %d; body %s", got, tt.code, r.body)
+			}
+			if tt.noID && r.id() != "" {
+				t.Errorf(`want no "id"; body %s`, r.body)
 			}
 			id := r.header.Get("Mcp-Session-Id")
 			minted := strings.Contains(tt.body, `"initialize"`) && tt.status == 200 && tt.session == ""
