@@ -159,30 +159,47 @@ func TestTasksAreBoundedInAllAndPerOwner(t *testing.T) {
 	for i := range 4 {
 		owners = append(owners, newTaskClient(t, srv, Principal{Kind: PrincipalToken, ID: fmt.Sprint(i)}, Version20251125))
 	}
-	created, ordinary, refused := 0, 0, 0
-	for i := range 10_000 {
-		c := owners[i%len(owners)]
-		tool := "t_quick"
-		if i%2 == 1 {
-			tool = "t_must"
-		}
-		r, err := answer(t, c.call(legacyCall(i+1, tool, `{"s":0}`)))
-		switch {
-		case err != nil:
-			if err.Code != CodeInternalError || !strings.Contains(err.Message, "too many tasks") || !strings.Contains(string(err.Data), "retryAfterMs") {
-				t.Fatalf("call %d refused with %+v", i, err)
+	// run makes n calls of c, half of a tool that may run as a task and
+	// half of one that must, and counts how they went: refusals must say
+	// whose bound they reached.
+	id := 0
+	run := func(c *taskClient, n int, whose string) (created, ordinary, refused int) {
+		t.Helper()
+		for range n {
+			id++
+			tool := "t_quick"
+			if id%2 == 0 {
+				tool = "t_must"
 			}
-			refused++
-		case r.TaskID != "":
-			created++
-		case len(r.Content) == 1:
-			ordinary++
-		default:
-			t.Fatalf("call %d: %+v", i, r)
+			r, err := answer(t, c.call(legacyCall(id, tool, `{"s":0}`)))
+			switch {
+			case err != nil:
+				if err.Code != CodeInternalError || !strings.Contains(err.Message, "too many tasks: "+whose+" already keeps") || !strings.Contains(string(err.Data), "retryAfterMs") {
+					t.Fatalf("call %d refused with %+v; want %s's bound", id, err, whose)
+				}
+				refused++
+			case r.TaskID != "":
+				created++
+			case len(r.Content) == 1:
+				ordinary++
+			default:
+				t.Fatalf("call %d: %+v", id, r)
+			}
 		}
+		return created, ordinary, refused
 	}
-	if created != 300 || ordinary+refused != 10_000-300 || ordinary == 0 || refused == 0 {
-		t.Errorf("created %d tasks, %d ordinary calls, %d refused; want 300 tasks, the rest ordinary or refused", created, ordinary, refused)
+	// One owner alone reaches its own bound, far below the server's.
+	if created, ordinary, refused := run(owners[0], 1_000, "this client"); created != 100 || ordinary == 0 || refused == 0 {
+		t.Errorf("one owner: created %d tasks, %d ordinary calls, %d refused; want 100 tasks, the rest ordinary or refused", created, ordinary, refused)
+	}
+	// The others share what is left of the server's.
+	created, ordinary, refused := 0, 0, 0
+	for i := range 9_000 {
+		c, o, r := run(owners[1+i%3], 1, "the server")
+		created, ordinary, refused = created+c, ordinary+o, refused+r
+	}
+	if created != 200 || ordinary == 0 || refused == 0 {
+		t.Errorf("three more owners: created %d tasks, %d ordinary calls, %d refused; want 200 tasks, the rest ordinary or refused", created, ordinary, refused)
 	}
 	if live, _, _, _ := srv.tasks().stats(); live != 300 {
 		t.Errorf("%d tasks kept, want 300", live)
