@@ -503,8 +503,9 @@ func (c *Call) Confirm(ctx context.Context, q Question) (Answer, error) {
 
 // confirmsInResult reports whether a 2026-07-28 confirmation goes in
 // the request's result: not once the call is a task, whose questions are
-// its own (then it asks as the backend does), and from then on, no task
-// until its request is answered.
+// its own (then it asks as the backend does). A question it keeps for
+// the result means no task until its request is answered; the answer,
+// when the request carries it, lets the call become one as any other.
 func (c *Call) confirmsInResult() bool {
 	if c.tk == nil {
 		return true
@@ -514,7 +515,9 @@ func (c *Call) confirmsInResult() bool {
 	if c.tk.task != nil {
 		return false
 	}
-	c.tk.asksFirst = true
+	if c.modern.answer == nil {
+		c.tk.asksFirst = true
+	}
 	return true
 }
 

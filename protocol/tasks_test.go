@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -374,6 +375,108 @@ func TestAnExpiredTaskGivesBackItsBytes(t *testing.T) {
 		}
 		if _, err := answer(t, c.call(legacyReq(3, "tasks/result", created.TaskID))); err == nil || err.Code != CodeInvalidParams {
 			t.Errorf("an expired task's result: %v, want -32602", err)
+		}
+	})
+}
+
+// confirmingTaskServer serves t_erase, which may run as a task: it asks
+// the user first (as the registry does for a destructive tool), then
+// works 3 s, long past the time after which a call becomes a task.
+func confirmingTaskServer() *Server {
+	erase := func(ctx context.Context, call *Call, _ *CallToolRequest) (*CallToolResult, error) {
+		a, err := call.Confirm(ctx, Question{Message: "Erase it?"})
+		if err != nil {
+			return nil, err
+		}
+		if !a.Allowed {
+			return TextResult("not allowed: "+a.Action, true), nil
+		}
+		if !sleepOr(ctx, 3*time.Second) {
+			return TextResult("cancelled", true), nil
+		}
+		return TextResult("erased", false), nil
+	}
+	srv := newTestServer(&fakeTools{
+		set:   NewToolSet([]Tool{{Name: "t_erase", InputSchema: jsontext.Value(`{"type":"object"}`), Execution: &ToolExecution{TaskSupport: TaskOptional}}}),
+		calls: map[string]func(context.Context, *Call, *CallToolRequest) (*CallToolResult, error){"t_erase": erase},
+	})
+	srv.TaskAfter = 10 * time.Millisecond
+	return srv
+}
+
+// A call that asks the user to confirm it becomes a task only once the
+// user said yes: the question goes with the tools/call itself, before any
+// task exists. A call the user does not allow is never a working task: in
+// 2026-07-28 no task at all, in 2025-11-25 one that failed already.
+func TestTheConfirmationComesBeforeTheTask(t *testing.T) {
+	owner := Principal{Kind: PrincipalToken, ID: "ann"}
+	t.Run("2025-11-25", func(t *testing.T) {
+		srv := confirmingTaskServer()
+		checker := protocoltest.NewChecker(Version20251125)
+		ss := srv.NewSession(newWire(t, checker), SessionOptions{Transport: "test", TaskOwner: owner})
+		t.Cleanup(ss.Close)
+		c := &taskClient{t: t, ss: ss, out: newWire(t, checker), checker: checker}
+		c.call(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"elicitation":{"create":{}}}},"elicitation":{"form":{}}},"clientInfo":{"name":"test","version":"0"}}}`)
+		for _, yes := range []bool{true, false} {
+			before := len(srv.LiveTasks())
+			w := c.start(legacyCall(1, "t_erase", `{}`))
+			var question string
+			select {
+			case question = <-w.sent:
+			case resp := <-w.final:
+				t.Fatalf("answered before the user was asked: %s", resp)
+			case <-time.After(10 * time.Second):
+				t.Fatal("no question within 10 s")
+			}
+			id, method := serverRequest(t, question)
+			if method != "elicitation/create" || strings.Contains(question, "related-task") || !strings.Contains(question, "Erase it?") {
+				t.Fatalf("the question: %s", question)
+			}
+			time.Sleep(100 * time.Millisecond) // ten times the time after which a call becomes a task
+			if live := srv.LiveTasks(); len(live) != before {
+				t.Fatalf("a task exists before the user answered: %+v", live)
+			}
+			c.start(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"confirm":%v}}}`, id, yes)) // a response: none comes back
+			r, err := answer(t, <-w.final)
+			switch {
+			case err != nil:
+				t.Fatalf("yes %v: %+v", yes, err)
+			case yes && (r.TaskID == "" || r.Status != "working"):
+				t.Errorf("after a yes: %+v; want a task, working", r)
+			case !yes && (r.TaskID == "" || r.Status != "failed" || r.StatusMessage != "not allowed: accept"):
+				// 2025-11-25 promises a task when one is asked for: a call
+				// that ends before it is one is a task ended already.
+				t.Errorf("after a no: %+v; want a task failed already, with the refusal", r)
+			}
+		}
+	})
+	t.Run("2026-07-28", func(t *testing.T) {
+		srv := confirmingTaskServer()
+		c := newTaskClient(t, srv, owner, ModernVersion)
+		call := func(id int, extra string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t_erase","arguments":{}%s,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"elicitation":{"form":{}}}}}}`, id, extra)
+		}
+		for i, yes := range []bool{true, false} {
+			before := len(srv.LiveTasks())
+			msg, state := inputRequired(t, c.call(call(10*i+1, "")))
+			if msg != "Erase it?" {
+				t.Errorf("asked %q", msg)
+			}
+			if live := srv.LiveTasks(); len(live) != before {
+				t.Fatalf("a task exists before the user answered: %+v", live)
+			}
+			r, err := answer(t, c.call(call(10*i+2, answered(yes)+`,"requestState":"`+state+`"`)))
+			switch {
+			case err != nil:
+				t.Fatalf("yes %v: %+v", yes, err)
+			case yes && (r.ResultType != "task" || r.TaskID == ""):
+				t.Errorf("after a yes: %+v; want a task", r)
+			case !yes && (r.ResultType != "complete" || r.TaskID != "" || len(r.Content) != 1 || r.Content[0].Text != "not allowed: accept"):
+				t.Errorf("after a no: %+v; want the refusal, complete, no task", r)
+			}
+		}
+		if live := srv.LiveTasks(); len(live) != 1 {
+			t.Errorf("%d tasks, want the one allowed", len(live))
 		}
 	})
 }
