@@ -93,8 +93,10 @@ type Call struct {
 	modernEra bool
 	caps      clientCaps // what the client said it can be asked
 
-	// What the client's policy keeps the provider from asking.
+	// What the client's policy keeps the provider from asking, and who
+	// answers what the client cannot (SessionOptions.AskOwner).
 	denySampling, denyElicitation bool
+	owner                         Owner
 
 	transport, sessionID string // of a call made by NewCall
 

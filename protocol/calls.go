@@ -46,7 +46,7 @@ func (ss *Session) startCall(ctx context.Context, rq *request, info methodInfo, 
 	f := &flight{info: info, p: p, b: b}
 	rq.flight = f
 	f.call = Call{srv: ss.srv, principal: ss.principal, version: rq.version, modernEra: rq.modern,
-		denySampling: ss.denySampling, denyElicitation: ss.denyElicitation}
+		denySampling: ss.denySampling, denyElicitation: ss.denyElicitation, owner: ss.askOwner}
 	f.call.at = attachment{ss: ss, rq: rq, hold: rq.hold}
 	if token := progressToken(p); token != nil {
 		f.call.at.progress = newProgress(token)

@@ -49,8 +49,18 @@ var ErrOwnerAway = errors.New("no owner's console is open to answer")
 
 // AsksOwner reports whether the questions for the user that the call's
 // client cannot ask go to the owner instead (see Owner).
-func (c *Call) AsksOwner() bool {
-	return c.srv != nil && c.srv.Owner != nil
+func (c *Call) AsksOwner() bool { return c.ownerAsked() != nil }
+
+// ownerAsked returns who answers the questions the call's client cannot
+// ask: its session's AskOwner, else the server's Owner, else nil.
+func (c *Call) ownerAsked() Owner {
+	switch {
+	case c.owner != nil:
+		return c.owner
+	case c.srv != nil:
+		return c.srv.Owner
+	}
+	return nil
 }
 
 // toOwner reports whether a question the client cannot ask, method with
@@ -82,7 +92,7 @@ func (c *Call) askOwner(ctx context.Context, params jsontext.Value, need jsontex
 		c.askingOwner--
 		c.mu.Unlock()
 	}()
-	res, err := c.srv.Owner.Ask(ctx, c, OwnerQuestion{Confirm: confirm, Message: p.Message, Params: params})
+	res, err := c.ownerAsked().Ask(ctx, c, OwnerQuestion{Confirm: confirm, Message: p.Message, Params: params})
 	if err != nil && errors.Is(err, ErrOwnerAway) {
 		data, _ := json.Marshal(map[string]jsontext.Value{"requiredCapabilities": need}, encodeOpts)
 		return nil, fmt.Errorf("%w: %w", &Error{Code: CodeMissingCapability, Message: "the client cannot ask the user", Data: data}, err)

@@ -45,6 +45,7 @@ type Session struct {
 	admit           func() (time.Duration, bool)
 	denySampling    bool
 	denyElicitation bool
+	askOwner        Owner
 
 	admitted chan struct{} // one place per tool call running or in line
 	sem      chan struct{} // one slot per running tool call
@@ -128,6 +129,11 @@ type SessionOptions struct {
 	// that does (over HTTP without a token, the local user), so that a
 	// client that reconnects finds its tasks.
 	TaskOwner Principal
+	// AskOwner, when set, is asked the questions for the user that the
+	// session's client cannot ask, as Server.Owner is for every session:
+	// a named client's policy (confirmUnsupported page). It wins over
+	// Server.Owner.
+	AskOwner Owner
 }
 
 // Providers are what a session serves: its tools, resources and resource
@@ -182,7 +188,7 @@ func (s *Server) NewSession(out Sink, o SessionOptions) *Session {
 			ss.completions = p.Completions
 		}
 	}
-	ss.admit, ss.denySampling, ss.denyElicitation = o.Admit, o.DenySampling, o.DenyElicitation
+	ss.admit, ss.denySampling, ss.denyElicitation, ss.askOwner = o.Admit, o.DenySampling, o.DenyElicitation, o.AskOwner
 	ss.owner = o.TaskOwner
 	if ss.owner.Kind == "" {
 		ss.owner = ss.principal

@@ -15,7 +15,9 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -220,4 +222,60 @@ func TestConfirmUnsupportedPageNeedsAConsole(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "--confirm-unsupported page waits for the owner's answer on the console") {
 		t.Errorf("exit %d (%v):\n%s", code, err, out)
 	}
+}
+
+// A named client whose policy says confirmUnsupported page has the owner
+// asked on the console, while another client of the same bridge, under
+// the default --confirm-unsupported allow, runs the same tool unasked at
+// the same time. Over stdio without --ui, where there is no console, the
+// page client's call is refused, never run unasked.
+func TestANamedClientsQuestionsGoToTheConsole(t *testing.T) {
+	be := deleteBackend(t)
+	dir := manifestDir(t, map[string]string{"notes.json": deleteManifest})
+	path := filepath.Join(t.TempDir(), "clients.json")
+	pager := addClient(t, path, "pager", "--confirm-unsupported", "page")
+	free := addClient(t, path, "free")
+	if out := clientsCommand(t, path, "list"); !strings.Contains(out, "confirm-unsupported page") {
+		t.Errorf("clients list does not show the page policy:\n%s", out)
+	}
+
+	t.Run("http", func(t *testing.T) {
+		b := startHTTPBridge(t, dir, be.Path, "--clients", path)
+		o := openConsole(t, b.log())
+		o.watch()
+		ps, fs := connectAs(t, b.url, pager, "2025-11-25"), connectAs(t, b.url, free, "2025-11-25")
+		asked := callDelete(t, ps, "by-pager")
+		unasked := callDelete(t, fs, "by-free")
+		select {
+		case res := <-unasked:
+			if !strings.Contains(res, `"done":"notes.delete"`) {
+				t.Errorf("the other client's call: %s", res)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the other client's call waited for the owner too")
+		}
+		select {
+		case res := <-asked:
+			t.Fatalf("the page client's call ran before the owner answered: %s", res)
+		default:
+		}
+		page := o.answer("allow")
+		if !strings.Contains(page, "Delete the note by-pager?") || !strings.Contains(page, "pager") || strings.Contains(page, "by-free") {
+			t.Errorf("the questions page:\n%s", page)
+		}
+		if res := <-asked; !strings.Contains(res, `"done":"notes.delete"`) {
+			t.Errorf("the page client's call after Allow: %s", res)
+		}
+		if ids := deletedIDs(be); !slices.Contains(ids, "by-pager") || !slices.Contains(ids, "by-free") {
+			t.Errorf("deleted %q", ids)
+		}
+	})
+
+	t.Run("stdio without a console", func(t *testing.T) {
+		cs := connectSDK(t, bridgeCmd(dir, be.Path, "--clients", path, "--client", "pager"), "2025-11-25", nil)
+		res := <-callDelete(t, cs, "refused")
+		if !strings.HasPrefix(res, "isError") || !strings.Contains(res, "serves no console") || slices.Contains(deletedIDs(be), "refused") {
+			t.Errorf("the page client's call over stdio without --ui: %s", res)
+		}
+	})
 }

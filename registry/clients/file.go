@@ -67,7 +67,7 @@ type Policy struct {
 	Exclude            []string `json:"exclude,omitzero"`
 	ReadOnly           bool     `json:"readOnly,omitzero"`
 	Confirm            []string `json:"confirm,omitzero"`
-	ConfirmUnsupported string   `json:"confirmUnsupported,omitzero"` // "", "allow" or "deny"
+	ConfirmUnsupported string   `json:"confirmUnsupported,omitzero"` // "", "allow", "page" or "deny"
 	MaxInFlight        int      `json:"maxInFlight,omitzero"`
 	CallsPerMinute     int      `json:"callsPerMinute,omitzero"`
 	// Sampling and Elicitation, when false, forbid the backend to ask
@@ -92,9 +92,9 @@ func (p *Policy) Registry(name string) *registry.Policy {
 // a value out of range.
 func (p *Policy) Check() error {
 	switch p.ConfirmUnsupported {
-	case "", "allow", "deny":
+	case "", "allow", "page", "deny":
 	default:
-		return fmt.Errorf("confirmUnsupported is allow or deny, not %q", p.ConfirmUnsupported)
+		return fmt.Errorf("confirmUnsupported is allow, page or deny, not %q", p.ConfirmUnsupported)
 	}
 	if p.MaxInFlight < 0 || p.CallsPerMinute < 0 {
 		return errors.New("maxInFlight and callsPerMinute are at least 1 when set")
@@ -118,8 +118,8 @@ func (p *Policy) Summary() string {
 	if len(p.Confirm) > 0 {
 		add("confirm %s", strings.Join(p.Confirm, ","))
 	}
-	if p.ConfirmUnsupported == "deny" {
-		add("confirm-unsupported deny")
+	if p.ConfirmUnsupported == "deny" || p.ConfirmUnsupported == "page" {
+		add("confirm-unsupported %s", p.ConfirmUnsupported)
 	}
 	if p.MaxInFlight > 0 {
 		add("max %d in flight", p.MaxInFlight)

@@ -1,10 +1,12 @@
 package clients
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
 	"github.com/tairseach/tairseach-mcp/protocol"
@@ -38,6 +41,19 @@ type Options struct {
 	// Debounce is how long Watch waits for events to stop before it reads
 	// the file again (default 100 ms).
 	Debounce time.Duration
+	// Owner answers, for a client whose policy says confirmUnsupported
+	// page, the questions for the user that its client cannot ask (the
+	// owner's console). It must be set for such a policy to be served:
+	// without it their questions are refused (see protocol.Owner).
+	Owner protocol.Owner
+}
+
+// noConsole answers for a client whose policy sends its questions to
+// the owner's console, in a bridge that serves none: the owner is away.
+type noConsole struct{}
+
+func (noConsole) Ask(context.Context, *protocol.Call, protocol.OwnerQuestion) (jsontext.Value, error) {
+	return nil, fmt.Errorf("%w: this bridge serves no console (over stdio, start it with --ui 127.0.0.1:0)", protocol.ErrOwnerAway)
 }
 
 // Change is what a new version of the clients file changed.
@@ -277,6 +293,12 @@ func (s *Set) build(f *File, old *table) *table {
 			Principal:       c.principal,
 			DenySampling:    e.Policy.Sampling != nil && !*e.Policy.Sampling,
 			DenyElicitation: e.Policy.Elicitation != nil && !*e.Policy.Elicitation,
+		}
+		if e.Policy.ConfirmUnsupported == "page" {
+			c.session.AskOwner = s.opts.Owner
+			if c.session.AskOwner == nil {
+				c.session.AskOwner = noConsole{} // refused, never run unasked: a policy only narrows
+			}
 		}
 		if prev != nil && prev.view == c.view {
 			c.session.Providers = prev.session.Providers

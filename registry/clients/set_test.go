@@ -1,6 +1,8 @@
 package clients
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tairseach/tairseach-mcp/protocol"
 	"github.com/tairseach/tairseach-mcp/registry"
 )
@@ -276,5 +279,44 @@ func BenchmarkLookup(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// askingOwner is an owner that answers yes to everything.
+type askingOwner struct{}
+
+func (askingOwner) Ask(context.Context, *protocol.Call, protocol.OwnerQuestion) (jsontext.Value, error) {
+	return jsontext.Value(`{"action":"accept","content":{"confirm":true}}`), nil
+}
+
+// A client whose policy says confirmUnsupported page has the set's Owner
+// asked what it cannot ask; without one, the owner is away (its questions
+// refused, never run unasked). Other clients ask no owner of their own.
+func TestAPagePolicyAsksTheOwner(t *testing.T) {
+	path, _ := fileWith(t, map[string]Policy{"pager": {ConfirmUnsupported: "page"}, "other": {}})
+	s, err := Open(path, Options{Registry: newRegistry(t), Owner: askingOwner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := mustClient(t, s, "pager").Session().AskOwner; o != (askingOwner{}) {
+		t.Errorf("the page client's owner: %#v", o)
+	}
+	if o := mustClient(t, s, "other").Session().AskOwner; o != nil {
+		t.Errorf("another client's owner: %#v", o)
+	}
+	if got := mustClient(t, s, "pager").Policy(); got.Summary() != "confirm-unsupported page" {
+		t.Errorf("Summary %q", got.Summary())
+	}
+
+	none, err := Open(path, Options{Registry: newRegistry(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := mustClient(t, none, "pager").Session().AskOwner
+	if o == nil {
+		t.Fatal("a page client of a set with no owner asks no one: its calls would run unasked")
+	}
+	if _, err := o.Ask(t.Context(), nil, protocol.OwnerQuestion{Confirm: true, Message: "Delete?"}); !errors.Is(err, protocol.ErrOwnerAway) || !strings.Contains(err.Error(), "serves no console") {
+		t.Errorf("asked with no console: %v", err)
 	}
 }

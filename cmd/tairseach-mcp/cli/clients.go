@@ -67,7 +67,7 @@ func (pf *clientPolicyFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&pf.p.Exclude, "exclude", nil, "the client does not see those that match this glob; repeatable, or comma-separated")
 	fs.BoolVar(&pf.p.ReadOnly, "read-only", false, "the client sees only tools annotated readOnlyHint: true")
 	fs.StringArrayVar(&pf.p.Confirm, "confirm", nil, "these tools ask the user before they run, besides those the bridge's --confirm names (* for every tool); repeatable, or comma-separated")
-	fs.StringVar(&pf.p.ConfirmUnsupported, "confirm-unsupported", "allow", "deny: refuse this client a tool that asks first when it cannot ask the user, whatever the bridge says; allow: as the bridge says")
+	fs.StringVar(&pf.p.ConfirmUnsupported, "confirm-unsupported", "allow", "when the client cannot ask the user, for a tool that asks first: deny refuses it, whatever the bridge says; page asks the owner on the console instead (unless the bridge denies); allow: as the bridge says")
 	fs.IntVar(&pf.p.MaxInFlight, "max-in-flight", 0, "most calls the client runs at once, over all its sessions (0: the bridge's limits only)")
 	fs.IntVar(&pf.p.CallsPerMinute, "calls-per-minute", 0, "most calls the client makes a minute; past it, HTTP 429 (0: no limit)")
 	fs.BoolVar(&pf.sampling, "sampling", true, "the backend may ask the client's model for completions during a call; false forbids it")

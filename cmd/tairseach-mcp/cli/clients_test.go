@@ -101,7 +101,7 @@ func TestClientsCommands(t *testing.T) {
 		{[]string{"add", "cursor"}, exitError, `there is a client "cursor" already`},
 		{[]string{"add", "a b"}, exitError, "use 1 to 64 letters"},
 		{[]string{"add", "x", "--include", "[a"}, exitUsage, "bad pattern"},
-		{[]string{"add", "x", "--confirm-unsupported", "ask"}, exitUsage, "confirmUnsupported is allow or deny"},
+		{[]string{"add", "x", "--confirm-unsupported", "ask"}, exitUsage, "confirmUnsupported is allow, page or deny"},
 		{[]string{"add", "x", "--calls-per-minute", "-1"}, exitUsage, "are counts"},
 		{[]string{"add"}, exitUsage, "accepts 1 arg"},
 		{[]string{"rotate", "nobody"}, exitError, `no client "nobody"; the clients are cursor`},

@@ -59,7 +59,7 @@ func runServe(ctx context.Context, e *env, opts *options) error {
 	}
 	srv.Resources, srv.Prompts, srv.Completions = reg, reg, reg
 	srv.Refused, srv.TaskRecorded = reg.RecordRefusal, reg.RecordTask
-	named, err := openClients(opts, &log, srv, reg)
+	named, err := openClients(opts, &log, srv, reg, obs)
 	if err != nil {
 		return err
 	}

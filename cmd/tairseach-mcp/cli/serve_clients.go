@@ -31,13 +31,17 @@ type namedClients struct {
 // file that is not there means no named clients, until one appears), over
 // stdio only with --client, whose client must be in it. It returns nil
 // when the bridge serves no named clients. srv's tools are the registry's
-// in the chosen --tool-mode.
-func openClients(opts *options, log *zerolog.Logger, srv *protocol.Server, reg *registry.Registry) (*namedClients, error) {
+// in the chosen --tool-mode. obs, the console's when the bridge serves
+// one, answers for the clients whose policy sends their questions to it.
+func openClients(opts *options, log *zerolog.Logger, srv *protocol.Server, reg *registry.Registry, obs *consoleObserver) (*namedClients, error) {
 	if opts.transport != "http" && opts.client == "" {
 		return nil, nil
 	}
 	nc := &namedClients{srv: srv, log: log, client: opts.client}
 	co := clients.Options{Registry: reg, Logger: log, OnChange: nc.changed}
+	if obs != nil {
+		co.Owner = obs
+	}
 	if s, ok := srv.Tools.(*registry.Search); ok {
 		co.Search = s
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 
 	"github.com/tairseach/tairseach-mcp/cmd/tairseach-mcp/console"
@@ -68,6 +69,16 @@ func (o *consoleObserver) CallEnded(call *protocol.Call, e *audit.Entry) {
 	if c := o.c.Load(); c != nil {
 		c.CallEnded(call, e)
 	}
+}
+
+// Ask asks the owner on the console, for a named client whose policy
+// says confirmUnsupported page.
+func (o *consoleObserver) Ask(ctx context.Context, call *protocol.Call, q protocol.OwnerQuestion) (jsontext.Value, error) {
+	c := o.c.Load()
+	if c == nil {
+		return nil, fmt.Errorf("%w: the console is not serving yet", protocol.ErrOwnerAway)
+	}
+	return c.Ask(ctx, call, q)
 }
 
 // newConsole makes the owner's console of a bridge that serves one (over
