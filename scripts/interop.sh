@@ -46,8 +46,8 @@
 #   ext-tasks  the official @modelcontextprotocol/ext-tasks requester, in both
 #              generations (2025-11-25 and the 2026-07-28 extension), and
 #   sdk-tasks  the TypeScript SDK's 2025-11-25 tasks client: calls that
-#              become tasks, polled, answered, cancelled, and a task another
-#              process does not know (scripts/interop/sdk-tasks.mjs);
+#              become tasks, polled, answered, cancelled
+#              (scripts/interop/sdk-tasks.mjs);
 #   tokens     `tools --tokens` against the o200k_base and cl100k_base BPE
 #              encodings (gpt-tokenizer): each estimate within 15%
 #              (scripts/interop/tokens.mjs);
@@ -73,7 +73,8 @@
 #              the other makes, a client over its rate gets 429 while
 #              another's calls go on (scripts/interop/sdk-clients.mjs);
 #   ext-tasks-http, sdk-tasks-http  the tasks checks over Streamable HTTP,
-#              and a task resumed by a new client after the first closed;
+#              as a named client, a task resumed by a new client after the
+#              first closed, and another named client that does not know it;
 #   conformance  every server scenario of the official conformance suite for
 #              2025-11-25 and 2026-07-28, and those of the tasks extension,
 #              directly against another such bridge
@@ -526,16 +527,23 @@ else
 fi
 
 # The tasks requesters over Streamable HTTP, against a bridge of their own
-# that serves the conformance fixtures beside the example manifests.
-if ! http_bridge tasks-http --manifests "$work/manifests" --manifests "$here/fixtures"; then
+# that serves the conformance fixtures beside the example manifests, as one
+# of two named clients: the other must not see the first one's tasks.
+tasks_clients="$work/tasks-clients.json"
+if ! tasks_token="$("$bridge" clients add tasks-owner --clients "$tasks_clients" 2>"$work/tasks-clients.log")" ||
+	! other_token="$("$bridge" clients add tasks-other --clients "$tasks_clients" 2>>"$work/tasks-clients.log")"; then
+	record ext-tasks-http - "clients add" FAIL "tairseach-mcp clients add failed"
+	indent "$work/tasks-clients.log"
+elif ! http_bridge tasks-http --manifests "$work/manifests" --manifests "$here/fixtures" --clients "$tasks_clients"; then
 	record ext-tasks-http - "bridge start" FAIL "no 'serving MCP on' line within 10s"
 	indent "$work/tasks-http.log"
 else
-	say "ext-tasks $ext_tasks_version and the TypeScript SDK's tasks client over Streamable HTTP at $url (scripts/interop/sdk-tasks.mjs --url)"
+	say "ext-tasks $ext_tasks_version and the TypeScript SDK's tasks client over Streamable HTTP at $url, as two named clients (scripts/interop/sdk-tasks.mjs --url)"
 	for version in 2025-11-25 2026-07-28; do
-		checks ext-tasks-http "$version" "$node" "$pkgdir/sdk-tasks.mjs" --url "$url" --protocol-version "$version"
+		TASKS_TOKEN="$tasks_token" OTHER_TOKEN="$other_token" \
+			checks ext-tasks-http "$version" "$node" "$pkgdir/sdk-tasks.mjs" --url "$url" --protocol-version "$version"
 	done
-	checks sdk-tasks-http 2025-11-25 "$node" "$pkgdir/sdk-tasks.mjs" --sdk --url "$url" --protocol-version 2025-11-25
+	TASKS_TOKEN="$tasks_token" checks sdk-tasks-http 2025-11-25 "$node" "$pkgdir/sdk-tasks.mjs" --sdk --url "$url" --protocol-version 2025-11-25
 fi
 
 # --------------------------------------------------------------- conformance

@@ -25,13 +25,14 @@
 //   reconnect   (HTTP) a task created by one client, which then closes, is
 //               resumed by another from its serialized reference, and its
 //               result fetched
-//   another owner  (stdio, where the process owns the tasks) another
-//               bridge's client does not know the task: -32602 (over HTTP
-//               without named clients every client of one bridge is one
-//               owner, the token's holder or the local user; two named
-//               clients, each with its own token, are kept apart by the Go
-//               test TestHTTPAnotherNamedClientCannotSeeATask in
-//               cmd/tairseach-mcp/tasks_owner_e2e_test.go)
+//   another owner  (HTTP, with TASKS_TOKEN and OTHER_TOKEN: the tokens of
+//               two named clients of the bridge) a task created by one is
+//               unknown to the other, connected to the same bridge at the
+//               same time: -32602, as for a task that does not exist. (Over
+//               stdio the process owns the tasks, and no other client shares
+//               it.)
+//
+// Over HTTP every request carries TASKS_TOKEN when it is set.
 //
 // ext-tasks needs, for a 2026-07-28 server, a raw request path: over HTTP
 // it is fetch with the headers the transport requires, over stdio a tap in
@@ -143,7 +144,7 @@ class Tap {
 
 // fetchDispatch sends a raw 2026-07-28 request over HTTP with the headers
 // that mirror its body.
-function fetchDispatch(url) {
+function fetchDispatch(url, token) {
   let n = 0;
   return async (request) => {
     const body = { ...request, jsonrpc: "2.0", id: `raw-${++n}` };
@@ -155,6 +156,7 @@ function fetchDispatch(url) {
       "MCP-Protocol-Version": version,
       "Mcp-Method": body.method,
     };
+    if (token) headers.Authorization = `Bearer ${token}`;
     if (name !== undefined) headers["Mcp-Name"] = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(name) ? name : `=?base64?${Buffer.from(name).toString("base64")}?=`;
     const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
     const text = await res.text();
@@ -170,24 +172,29 @@ function fetchDispatch(url) {
   };
 }
 
-// connect returns a connected 2.x Client, and the tap in front of its
-// transport over stdio.
-async function connect() {
+// The named clients' tokens, over HTTP (see the top).
+const tokens = { owner: process.env.TASKS_TOKEN, other: process.env.OTHER_TOKEN };
+const bearer = (token) => (token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
+
+// connect returns a connected 2.x Client, as the client with token over
+// HTTP, and the tap in front of its transport over stdio.
+async function connect(token = tokens.owner) {
   const client = new Client(info, {
     capabilities,
     ...(modern ? { versionNegotiation: { mode: { pin: version } } } : {}),
   });
   const inner = http
-    ? new StreamableHTTPClientTransport(new URL(opt.url))
+    ? new StreamableHTTPClientTransport(new URL(opt.url), bearer(token))
     : new StdioClientTransport({ command: opt.bridge, args: bridgeArgs(), stderr: "ignore" });
   const tap = new Tap(inner);
   await within(client.connect(tap), 20000, "connect");
   return { client, tap };
 }
 
-// session returns a task session of ext-tasks over a new Client.
-async function session(endpointId, answer) {
-  const { client, tap } = await connect();
+// session returns a task session of ext-tasks over a new Client, as the
+// client with token over HTTP.
+async function session(endpointId, answer, token = tokens.owner) {
+  const { client, tap } = await connect(token);
   const options = {
     endpointId,
     onInputRequest: async (request) => {
@@ -196,7 +203,7 @@ async function session(endpointId, answer) {
     },
   };
   if (modern) {
-    options.rawDispatch = http ? fetchDispatch(opt.url) : tap.dispatch;
+    options.rawDispatch = http ? fetchDispatch(opt.url, token) : tap.dispatch;
     options.v2RequestFraming = { protocolVersion: version, clientInfo: info, clientCapabilities: capabilities };
   }
   return { client, s: createTaskSessionFromClient(client, options) };
@@ -245,27 +252,28 @@ async function extTasks() {
     } catch (e) {
       check("immediate", false, errorOf(e));
     }
-    if (!http) {
-      // another owner: on stdio the owner is the process; another
-      // bridge's client does not know this one's tasks.
+    if (!http) return;
+    // another owner
+    if (tokens.owner && tokens.other) {
       try {
         const ex = await s.callTool("tairseach_slow_compute", { seconds: 5, label: "owner" }, { task: { preference: "prefer" } });
-        const other = await session(`${endpoint}-other`, yes);
+        const other = await session(endpoint, yes, tokens.other);
         let code;
         try {
           await other.s.task(ex.handle.taskId).snapshot();
         } catch (e) {
           code = e?.code ?? e?.response?.code;
         } finally {
-          await other.s.close().catch(() => {});
           await other.client.close().catch(() => {});
         }
+        const mine = await s.task(ex.handle.taskId).snapshot();
         await ex.cancel();
-        check("another owner", code === -32602, `another process's client got ${code}, want -32602`, "the task is unknown to another bridge's client: -32602");
+        check("another owner", ex.kind === "task" && code === -32602 && mine?.taskId === ex.handle.taskId,
+          `${ex.kind}; the other client got ${code}, want -32602; the owner's snapshot ${JSON.stringify(mine).slice(0, 120)}`,
+          "another named client of the same bridge does not know the task: -32602; its owner does");
       } catch (e) {
         check("another owner", false, errorOf(e));
       }
-      return;
     }
     // reconnect
     try {
@@ -295,7 +303,7 @@ async function sdkTasks() {
   const client = new SDKClient(info, { capabilities: { ...capabilities, tasks: {} } });
   client.setRequestHandler(ElicitRequestSchema, yes);
   const transport = http
-    ? new SDKHTTP(new URL(opt.url))
+    ? new SDKHTTP(new URL(opt.url), bearer(tokens.owner))
     : new SDKStdio({ command: opt.bridge, args: bridgeArgs(), stderr: "ignore" });
   await within(client.connect(transport), 20000, "connect");
   const stream = async (name, args) => {
