@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -72,5 +75,45 @@ func TestDoctorOnARealSetup(t *testing.T) {
 	// The bridge's own session is as clean without a backend.
 	if last := checks[len(checks)-1]; last.Name != "stdout" || last.Status != "ok" {
 		t.Errorf("stdout check without a backend: %+v", last)
+	}
+}
+
+// A bridge that serves a console writes its run file (0600, its pid and
+// the console's address) while it runs, doctor lists that console, and
+// the file is gone once the bridge exits.
+func TestARunningBridgesConsoleIsListedUntilItExits(t *testing.T) {
+	home := t.TempDir()
+	be := backend(t)
+	dir := manifestDir(t, map[string]string{"notes.json": clientsManifest})
+	cmd := bridgeCmd(dir, be.Path, "--transport", "http", "--listen", "127.0.0.1:0")
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	b := startHTTP(t, cmd)
+	run := filepath.Join(home, ".tairseach", "run", fmt.Sprintf("bridge-%d.json", cmd.Process.Pid))
+	fi, err := os.Stat(run)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the run file of the running bridge: %v %v; want one, mode 0600", fi, err)
+	}
+	data, _ := os.ReadFile(run)
+	var rf struct {
+		PID int    `json:"pid"`
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal(data, &rf); err != nil || rf.PID != cmd.Process.Pid || !strings.HasPrefix(rf.URL, strings.TrimSuffix(b.url, "/mcp")+"/ui/?s=") {
+		t.Errorf("run file %s (%v); want pid %d and the console of %s with its secret", data, err, cmd.Process.Pid, b.url)
+	}
+	out, _ := doctorRun(t, home, "doctor", "--manifests", dir, "--socket", be.Path)
+	if !strings.Contains(out, "1 console of running bridges: "+rf.URL) {
+		t.Errorf("doctor does not list the console:\n%s", out)
+	}
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	<-b.exited
+	cmd.Wait()
+	if _, err := os.Stat(run); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the run file after the bridge exited: %v", err)
+	}
+	out, _ = doctorRun(t, home, "doctor", "--manifests", dir, "--socket", be.Path)
+	if !strings.Contains(out, "- consoles    no bridge serves the owner's console now") {
+		t.Errorf("doctor after the bridge exited:\n%s", out)
 	}
 }
