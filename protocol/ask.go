@@ -148,10 +148,10 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 		return nil, &Error{Code: CodeInvalidParams, Message: method + ": params must be an object"}
 	}
 	need := c.caps.missing(method, raw)
-	confirm := name == confirmKey && !backend // the bridge's own question
-	if confirm && need == nil && !c.CanConfirm() {
+	if need == nil && method == "elicitation/create" && !c.versionElicits() {
 		need = jsontext.Value(`{"elicitation":{"form":{}}}`) // declared, in a version without it
 	}
+	confirm := name == confirmKey && !backend // the bridge's own question
 	owner := need != nil && c.toOwner(method, raw)
 	if need != nil && !owner {
 		data, _ := json.Marshal(map[string]jsontext.Value{"requiredCapabilities": need}, encodeOpts)

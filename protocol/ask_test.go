@@ -130,6 +130,38 @@ func TestAQuestionTheClientCannotAnswerIsNotAsked(t *testing.T) {
 	})
 }
 
+// Before 2025-06-18 there is no elicitation: a client that declares it
+// anyway is not sent elicitation/create (-32021 for the provider), and is
+// asked what its version has: sampling and roots.
+func TestNoElicitationBeforeItsVersion(t *testing.T) {
+	for _, version := range []string{Version20241105, Version20250326} {
+		t.Run(version, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := startSession(t, t.Context(), newTestServer(askingProvider()), version)
+				s.exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{"elicitation":{},"sampling":{},"roots":{}},"clientInfo":{"name":"c","version":"1"}}}`)
+				out := s.exchange(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t_ask"}}`)
+				var asked []string
+				for _, answer := range []string{answerModel, answerRoots} {
+					if len(out) != 1 {
+						t.Fatalf("want one request of the server's, got %q", out)
+					}
+					id, method := serverRequest(t, out[0])
+					asked = append(asked, method)
+					out = s.exchange(`{"jsonrpc":"2.0","id":` + id + `,"result":` + answer + `}`)
+				}
+				if diff := cmp.Diff([]string{"sampling/createMessage", "roots/list"}, asked); diff != "" {
+					t.Errorf("asked (-want +got):\n%s", diff)
+				}
+				want := `error -32021 {"requiredCapabilities":{"elicitation":{"form":{}}}} | ` + answerModel + " | " + answerRoots
+				if len(out) != 1 || !strings.Contains(out[0], fmt.Sprintf("%q", want)) {
+					t.Errorf("result %q, want %s", out, want)
+				}
+				s.close()
+			})
+		})
+	}
+}
+
 // A sub-capability the params need is required too: sampling with tools
 // needs sampling.tools.
 func TestASubCapabilityIsRequired(t *testing.T) {

@@ -468,7 +468,14 @@ func (c *Call) CanConfirm() bool {
 	if c.srv == nil {
 		return c.confirm != nil
 	}
-	return c.caps.canElicitForm() && (c.modernEra || shapeOf(c.version) >= shapeStructured)
+	return c.caps.canElicitForm() && c.versionElicits()
+}
+
+// versionElicits reports whether the call's protocol version has
+// elicitation (2025-06-18 and later): a client of an older one is never
+// sent elicitation/create, whatever it declared.
+func (c *Call) versionElicits() bool {
+	return c.modernEra || shapeOf(c.version) >= shapeStructured
 }
 
 // Confirm asks the user, through the client, a yes-or-no Question before

@@ -7,9 +7,12 @@ package main
 // End-to-end tests of a backend that speaks during a call: the example
 // backend, built from cmd/tairseach-example-backend, behind the built
 // bridge over manifests-example, and the Go SDK client with handlers for
-// sampling, elicitation and roots and a progress handler, in 2025-11-25
-// (questions are requests of the bridge's) and 2026-07-28 (questions come
-// in input_required results), over stdio and Streamable HTTP.
+// sampling, elicitation and roots and a progress handler, in every era:
+// up to 2025-11-25 questions are requests of the bridge's, and in
+// 2026-07-28 they come in input_required results; over stdio, and over
+// Streamable HTTP from 2025-03-26, which brought it. Before 2025-06-18
+// there is no structuredContent (a result's text is its JSON) and no
+// elicitation.
 
 import (
 	"bufio"
@@ -213,10 +216,24 @@ func connectVia(t *testing.T, transport, sock, version string, opts *mcp.ClientO
 	return cs
 }
 
-// structured returns a result's structured content as JSON.
-func structured(t *testing.T, res *mcp.CallToolResult) string {
+// structured returns a result's structured content as JSON, with its
+// members sorted. From 2025-06-18 on, the result must carry it as
+// structuredContent; before, which has none, the result must carry none
+// and its text is the JSON instead.
+func structured(t *testing.T, version string, res *mcp.CallToolResult) string {
 	t.Helper()
-	b, err := json.Marshal(res.StructuredContent)
+	v := res.StructuredContent
+	if version < "2025-06-18" {
+		if v != nil {
+			t.Fatalf("structuredContent in %s, which has none: %v", version, v)
+		}
+		if err := json.Unmarshal([]byte(textOf(res)), &v); err != nil {
+			t.Fatalf("the text of a result in %s is not JSON: %v: %q", version, err, textOf(res))
+		}
+	} else if v == nil {
+		t.Fatalf("no structuredContent in %s: %q", version, textOf(res))
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +253,20 @@ func callOK(t *testing.T, cs *mcp.ClientSession, params *mcp.CallToolParams) *mc
 }
 
 func TestTheExampleToolsThatSpeak(t *testing.T) {
-	for _, version := range []string{"2025-11-25", "2026-07-28"} {
-		for _, transport := range []string{"stdio", "http"} {
+	for _, era := range []struct {
+		version    string
+		transports []string
+	}{
+		// Streamable HTTP came with 2025-03-26; 2024-11-05's HTTP was the
+		// older HTTP+SSE transport, which the bridge does not serve.
+		{"2024-11-05", []string{"stdio"}},
+		{"2025-03-26", []string{"stdio", "http"}},
+		{"2025-06-18", []string{"stdio", "http"}},
+		{"2025-11-25", []string{"stdio", "http"}},
+		{"2026-07-28", []string{"stdio", "http"}},
+	} {
+		version := era.version
+		for _, transport := range era.transports {
 			t.Run(version+" over "+transport, func(t *testing.T) {
 				t.Parallel()
 				sock := startExampleBackend(t)
@@ -260,8 +289,8 @@ func TestTheExampleToolsThatSpeak(t *testing.T) {
 					Imported int
 					IDs      []string
 				}
-				if err := json.Unmarshal([]byte(structured(t, res)), &imported); err != nil || imported.Imported != 3 || len(imported.IDs) != 3 {
-					t.Errorf("import: %s", structured(t, res))
+				if err := json.Unmarshal([]byte(structured(t, version, res)), &imported); err != nil || imported.Imported != 3 || len(imported.IDs) != 3 {
+					t.Errorf("import: %s", structured(t, version, res))
 				}
 				// Progress a client has not read yet is coalesced: it may see
 				// fewer than three, never one out of order.
@@ -281,7 +310,7 @@ func TestTheExampleToolsThatSpeak(t *testing.T) {
 
 				// notes.digest: the client's model summarizes.
 				res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_notes_digest", Arguments: map[string]any{"topic": "trip"}})
-				if got := structured(t, res); got != `{"digest":"Two trips planned."}` {
+				if got := structured(t, version, res); got != `{"digest":"Two trips planned."}` {
 					t.Errorf("digest: %s", got)
 				}
 				_, _, sampled, _ := c.seen()
@@ -292,29 +321,48 @@ func TestTheExampleToolsThatSpeak(t *testing.T) {
 					t.Errorf("the model was asked %+v", sampled[0].Messages[0].Content)
 				}
 
-				// notes.label: the user's label is stored; a decline changes nothing.
 				id := imported.IDs[0]
-				res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_notes_label", Arguments: map[string]any{"id": id}})
-				if got, want := structured(t, res), `{"answer":"accept","changed":true,"id":"`+id+`","label":"travel","title":"Trip 1 of 3"}`; got != want {
-					t.Errorf("label: %s, want %s", got, want)
-				}
-				c.setLabel("")
-				res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_notes_label", Arguments: map[string]any{"id": id}})
-				if got, want := structured(t, res), `{"answer":"decline","changed":false,"id":"`+id+`","label":"travel","title":"Trip 1 of 3"}`; got != want {
-					t.Errorf("declined label: %s, want %s", got, want)
-				}
-				_, _, _, elicited := c.seen()
-				if len(elicited) != 2 || elicited[0].Message != "A label for the note “Trip 1 of 3”?" {
-					t.Errorf("asked %+v", elicited)
-				}
-				res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_notes_get", Arguments: map[string]any{"id": id}})
-				if !strings.Contains(structured(t, res), `"label":"travel"`) {
-					t.Errorf("the note after a decline: %s", structured(t, res))
+				if version < "2025-06-18" {
+					// No elicitation before 2025-06-18: the user cannot be
+					// asked, whatever the client declared, and the call says so.
+					res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_notes_label", Arguments: map[string]any{"id": id}})
+					if err != nil {
+						t.Fatalf("tairseach_notes_label: %v", err)
+					}
+					if want := "this client cannot ask its user for a label: it offers no forms (MCP elicitation capability)"; !res.IsError || !strings.Contains(textOf(res), "error -32021") || !strings.Contains(textOf(res), want) {
+						t.Errorf("label: isError %v, %q; want %q", res.IsError, textOf(res), want)
+					}
+					if _, _, _, elicited := c.seen(); len(elicited) != 0 {
+						t.Errorf("asked in %s, which has no elicitation: %q", version, elicited[0].Message)
+					}
+					res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_notes_get", Arguments: map[string]any{"id": id}})
+					if got := structured(t, version, res); strings.Contains(got, `"label"`) {
+						t.Errorf("the note after a label nobody was asked for: %s", got)
+					}
+				} else {
+					// notes.label: the user's label is stored; a decline changes nothing.
+					res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_notes_label", Arguments: map[string]any{"id": id}})
+					if got, want := structured(t, version, res), `{"answer":"accept","changed":true,"id":"`+id+`","label":"travel","title":"Trip 1 of 3"}`; got != want {
+						t.Errorf("label: %s, want %s", got, want)
+					}
+					c.setLabel("")
+					res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_notes_label", Arguments: map[string]any{"id": id}})
+					if got, want := structured(t, version, res), `{"answer":"decline","changed":false,"id":"`+id+`","label":"travel","title":"Trip 1 of 3"}`; got != want {
+						t.Errorf("declined label: %s, want %s", got, want)
+					}
+					_, _, _, elicited := c.seen()
+					if len(elicited) != 2 || elicited[0].Message != "A label for the note “Trip 1 of 3”?" {
+						t.Errorf("asked %+v", elicited)
+					}
+					res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_notes_get", Arguments: map[string]any{"id": id}})
+					if !strings.Contains(structured(t, version, res), `"label":"travel"`) {
+						t.Errorf("the note after a decline: %s", structured(t, version, res))
+					}
 				}
 
 				// files.roots: the client's own.
 				res = callOK(t, cs, &mcp.CallToolParams{Name: "tairseach_files_roots", Arguments: map[string]any{}})
-				if got := structured(t, res); got != `{"roots":[{"name":"notes","uri":"file:///home/ann/notes"}]}` {
+				if got := structured(t, version, res); got != `{"roots":[{"name":"notes","uri":"file:///home/ann/notes"}]}` {
 					t.Errorf("roots: %s", got)
 				}
 			})
