@@ -17,8 +17,37 @@ type conns struct {
 	max     int
 	refused atomic.Int64 // connections opened past max
 
-	mu   sync.Mutex
-	open map[net.Conn]struct{} // admitted and not closed
+	mu    sync.Mutex
+	open  map[net.Conn]struct{} // admitted and not closed
+	fresh map[net.Conn]struct{} // opened, no request read yet (http.StateNew)
+}
+
+// track follows c into state s: a connection is fresh until its first
+// request.
+func (cs *conns) track(c net.Conn, s http.ConnState) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if s == http.StateNew {
+		if cs.fresh == nil {
+			cs.fresh = map[net.Conn]struct{}{}
+		}
+		cs.fresh[c] = struct{}{}
+	} else {
+		delete(cs.fresh, c)
+	}
+}
+
+// closeFresh closes the connections that have sent no request: on
+// shutdown they carry nothing to answer, and http.Server.Shutdown would
+// wait 5 s for each before it counted it idle.
+func (cs *conns) closeFresh() {
+	cs.mu.Lock()
+	fresh := cs.fresh
+	cs.fresh = nil
+	cs.mu.Unlock()
+	for c := range fresh {
+		c.Close()
+	}
 }
 
 // admit counts c, or reports false when max connections are open.
@@ -46,8 +75,9 @@ type overLimit struct{}
 // MaxConnections: it sets hs.ConnContext and hs.ConnState, calling those
 // already set. A connection opened past the limit is refused: each
 // request on it gets 503, and it is closed after the first. Connections
-// are counted, not requests; one over HTTP/2 may carry many. Call it
-// before hs serves.
+// are counted, not requests; one over HTTP/2 may carry many. When hs
+// shuts down, the connections that have sent no request yet are closed
+// (see conns.closeFresh). Call it before hs serves.
 func (h *Handler) CountConnections(hs *http.Server) {
 	prevContext, prevState := hs.ConnContext, hs.ConnState
 	hs.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
@@ -62,7 +92,9 @@ func (h *Handler) CountConnections(hs *http.Server) {
 		}
 		return ctx
 	}
+	hs.RegisterOnShutdown(h.conns.closeFresh) // run once Shutdown has closed the listeners
 	hs.ConnState = func(c net.Conn, s http.ConnState) {
+		h.conns.track(c, s)
 		if s == http.StateClosed || s == http.StateHijacked {
 			h.conns.forget(c)
 		}

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -74,5 +75,39 @@ func TestConnectionsPastTheLimitAreRefused(t *testing.T) {
 	waitFor(t, b.closed, "the first connection's end")
 	if resp, body := dialRaw(t, b).get(HealthPath); resp.StatusCode != http.StatusOK {
 		t.Errorf("a connection once another closed: %d %s", resp.StatusCode, body)
+	}
+}
+
+// Shutting down closes the connections that have sent no request yet:
+// http.Server would otherwise wait 5 s for each before it counted it
+// idle. One that is sending its request meanwhile is answered.
+func TestShutdownClosesConnectionsThatSentNothing(t *testing.T) {
+	t.Parallel()
+	b := newBridge(t, Options{}, nil)
+	silent := dialRaw(t, b)
+	used := dialRaw(t, b)
+	if resp, body := used.get(HealthPath); resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) { // the server has seen both
+		b.h.conns.mu.Lock()
+		n := len(b.h.conns.open)
+		b.h.conns.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections seen, want 2", n)
+		}
+	}
+	// Well under the 5 s http.Server waits for a connection that sent
+	// nothing: Shutdown must not need it.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	if err := b.ts.Config.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown with a connection that sent nothing: %v", err)
+	}
+	if _, err := silent.br.ReadByte(); err == nil {
+		t.Error("the silent connection is still open")
 	}
 }
