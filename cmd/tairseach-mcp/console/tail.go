@@ -120,11 +120,13 @@ func (t *tail) read(path string, off, size int64) {
 	t.off = off + int64(whole)
 }
 
-// parse adds the entries of whole lines, keeping the last max.
+// parse adds the calls of whole lines, keeping the last max: not the
+// lines that count lost entries, nor those of a task's creation and end,
+// written beside its call's own line.
 func (t *tail) parse(data []byte) {
 	for line := range bytes.Lines(data) {
 		var e audit.Entry
-		if json.Unmarshal(bytes.TrimSpace(line), &e, json.RejectUnknownMembers(false)) != nil || e.Kind == audit.KindDropped || e.Kind == "" {
+		if json.Unmarshal(bytes.TrimSpace(line), &e, json.RejectUnknownMembers(false)) != nil || e.Kind == audit.KindDropped || e.Kind == audit.KindTask || e.Kind == "" {
 			continue
 		}
 		t.entries = append(t.entries, e)
