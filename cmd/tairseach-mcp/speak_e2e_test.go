@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tairseach/tairseach-mcp/protocol/protocoltest"
 	"github.com/tairseach/tairseach-mcp/registry/audit"
 	"github.com/tairseach/tairseach-mcp/socketclient/sockettest"
 )
@@ -210,7 +212,7 @@ func TestABackendAsksAThousandQuestions(t *testing.T) {
 		})
 		n := 1000
 		if version == "2026-07-28" {
-			n = 8 // a round trip of the whole call each: the Go SDK retries a call at most 10 times
+			n = 8 // a round trip of the whole call each: the Go SDK retries a call at most 10 times (see below for 1,000)
 		}
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "tairseach_s_ask", Arguments: map[string]any{"n": n}})
 		if err != nil {
@@ -220,6 +222,55 @@ func TestABackendAsksAThousandQuestions(t *testing.T) {
 			t.Errorf("%s: %v %q, %d asked; want %d answered", version, err, textOf(res), asked.Load(), n)
 		}
 		cs.Close()
+	}
+}
+
+// In 2026-07-28 each of a thousand questions is a round of the whole
+// call: an input_required result, and the client's retry with the answer
+// and the requestState, while the bridge keeps the backend's call open.
+// Every line is checked against the schema.
+func TestABackendAsksAThousandQuestionsInTheResult(t *testing.T) {
+	t.Parallel()
+	be := speakingBackend(t, nil, nil)
+	dir := manifestDir(t, map[string]string{"s.json": speakManifest})
+	cv := &conversation{t: t, lb: startLive(t, bridgeCmd(dir, be.Path)), checker: protocoltest.NewChecker("2026-07-28")}
+	const n = 1000
+	call := func(id int, extra string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"tairseach_s_ask","arguments":{"n":%d}%s,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}}}`, id, n, extra)
+	}
+	cv.send(call(1, ""))
+	rounds := 0
+	for id := 1; ; {
+		var r struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		}
+		res := cv.reply(strconv.Itoa(id))["result"]
+		if err := json.Unmarshal(res, &r); err != nil {
+			t.Fatalf("round %d: %v: %s", rounds, err, res)
+		}
+		if r.ResultType != "input_required" {
+			if !strings.Contains(string(res), fmt.Sprintf(`\"answered\":%d`, n)) || strings.Contains(string(res), `"isError":true`) {
+				t.Fatalf("after %d rounds: %s", rounds, res)
+			}
+			break
+		}
+		if len(r.InputRequests) != 1 || r.RequestState == "" {
+			t.Fatalf("round %d: %s", rounds, res)
+		}
+		var name string
+		for name = range r.InputRequests {
+		}
+		if want := fmt.Sprintf("q%d", rounds); name != want {
+			t.Fatalf("round %d asks %q, want %q", rounds, name, want)
+		}
+		rounds++
+		id++
+		cv.send(call(id, fmt.Sprintf(`,"inputResponses":{%q:{"action":"accept","content":{"ok":true}}},"requestState":%q`, name, r.RequestState)))
+	}
+	if rounds != n {
+		t.Errorf("%d rounds, want %d", rounds, n)
 	}
 }
 
