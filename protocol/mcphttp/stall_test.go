@@ -249,6 +249,10 @@ func TestASteadyReaderGetsTheWholeResponse(t *testing.T) {
 			ctype: "application/json"},
 		{name: "a result after a log message, as an event stream", version: "2025-11-25", setup: request(9, "logging/setLevel", `{"level":"warning"}`),
 			body: call(2, "big", fmt.Sprintf(`{"n":%d,"log":true}`, answerSize)), ctype: "text/event-stream"},
+		{name: "a result after a log message, as an event stream, modern",
+			body: strings.Replace(modern(2, "tools/call", fmt.Sprintf(`"name":"big","arguments":{"n":%d,"log":true}`, answerSize)),
+				`"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"`, 1),
+			ctype: "text/event-stream"},
 		{name: "a message on the GET stream", version: "2025-11-25", setup: request(9, "logging/setLevel", `{"level":"error"}`), get: true, ctype: "text/event-stream"},
 	}
 	for _, tt := range tests {
@@ -323,16 +327,26 @@ func TestATricklingReaderLosesItsResponse(t *testing.T) {
 	t.Parallel()
 	const stall = 300 * time.Millisecond
 	trickle := int64(16<<10) * int64(time.Second/stall)
+	// A 2026-07-28 call whose request asks for log messages gets them on
+	// its own response, an event stream, as a legacy one does.
+	modernLog := strings.Replace(modern(2, "tools/call", fmt.Sprintf(`"name":"big","arguments":{"n":%d,"log":true}`, answerSize)),
+		`"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"`, 1)
+	modernJSON := modern(2, "tools/call", fmt.Sprintf(`"name":"big","arguments":{"n":%d}`, answerSize))
 	tests := []struct {
-		name  string
-		body  string
-		rate  int64  // bytes a second; 0 reads nothing
-		ended string // what the bridge logs
+		name   string
+		modern bool
+		body   string
+		rate   int64  // bytes a second; 0 reads nothing
+		ended  string // what the bridge logs
 	}{
-		{"16 KiB per timeout, JSON", call(2, "big", fmt.Sprintf(`{"n":%d}`, answerSize)), trickle, "response not written"},
-		{"16 KiB per timeout, an event stream", call(2, "big", fmt.Sprintf(`{"n":%d,"log":true}`, answerSize)), trickle, "event stream ended"},
-		{"nothing, JSON", call(2, "big", fmt.Sprintf(`{"n":%d}`, answerSize)), 0, "response not written"},
-		{"nothing, an event stream", call(2, "big", fmt.Sprintf(`{"n":%d,"log":true}`, answerSize)), 0, "event stream ended"},
+		{"16 KiB per timeout, JSON", false, call(2, "big", fmt.Sprintf(`{"n":%d}`, answerSize)), trickle, "response not written"},
+		{"16 KiB per timeout, an event stream", false, call(2, "big", fmt.Sprintf(`{"n":%d,"log":true}`, answerSize)), trickle, "event stream ended"},
+		{"nothing, JSON", false, call(2, "big", fmt.Sprintf(`{"n":%d}`, answerSize)), 0, "response not written"},
+		{"nothing, an event stream", false, call(2, "big", fmt.Sprintf(`{"n":%d,"log":true}`, answerSize)), 0, "event stream ended"},
+		{"16 KiB per timeout, JSON, 2026-07-28", true, modernJSON, trickle, "response not written"},
+		{"16 KiB per timeout, an event stream, 2026-07-28", true, modernLog, trickle, "event stream ended"},
+		{"nothing, JSON, 2026-07-28", true, modernJSON, 0, "response not written"},
+		{"nothing, an event stream, 2026-07-28", true, modernLog, 0, "event stream ended"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,8 +354,11 @@ func TestATricklingReaderLosesItsResponse(t *testing.T) {
 			logs := newLogLines()
 			lg := zerolog.New(logs).Level(zerolog.DebugLevel)
 			b := newBridgeOn(t, Options{StallTimeout: stall, Logger: &lg}, nil, smallBuffers)
-			c := b.legacy(t, "2025-11-25")
-			c.post(request(9, "logging/setLevel", `{"level":"warning"}`))
+			c := b.modern(t)
+			if !tt.modern {
+				c = b.legacy(t, "2025-11-25")
+				c.post(request(9, "logging/setLevel", `{"level":"warning"}`))
+			}
 			c.check.ClientLine([]byte(tt.body))
 			resp, pr := slowClient(t, b, c.request(t.Context(), http.MethodPost, tt.body, nil))
 			type result struct {
