@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -267,4 +268,24 @@ func BenchmarkFairShare(b *testing.B) {
 		}
 		f.Release(p)
 	}
+}
+
+// BenchmarkFairShareContended is the pipelined case: 64 calls of one
+// principal in flight for 16 slots, so that most wait their turn.
+func BenchmarkFairShareContended(b *testing.B) {
+	f := NewFairShare(16, nil)
+	p := who("a")
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(32) // 64 goroutines on 2 cores
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := f.Acquire(ctx, p); err != nil {
+				b.Error(err)
+				return
+			}
+			runtime.Gosched() // holds the slot a moment, as a call does
+			f.Release(p)
+		}
+	})
 }
