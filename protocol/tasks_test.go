@@ -303,19 +303,31 @@ func TestCancelRacesCompletion(t *testing.T) {
 		tk.call, tk.pk = call, pk
 		call.tk.task = tk
 		ts.publish(tk)
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); tk.cancel() }()
-		go func() {
-			defer wg.Done()
-			if rand.IntN(2) == 0 {
-				time.Sleep(time.Duration(rand.IntN(50)) * time.Microsecond)
-			}
+		switch i % 10 {
+		case 0: // the cancel first, for sure
+			tk.cancel()
 			tk.finish(result, nil)
-		}()
-		wg.Wait()
+		case 1: // the end first, for sure
+			tk.finish(result, nil)
+			tk.cancel()
+		default: // a race
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); tk.cancel() }()
+			go func() {
+				defer wg.Done()
+				if rand.IntN(2) == 0 {
+					time.Sleep(time.Duration(rand.IntN(50)) * time.Microsecond)
+				}
+				tk.finish(result, nil)
+			}()
+			wg.Wait()
+		}
 		st := tk.state()
 		outcomes[st.status]++
+		if want := [2]string{taskCancelled, taskCompleted}; i%10 < 2 && st.status != want[i%10] {
+			t.Fatalf("run %d: %s, want %s: the first to decide decides", i, st.status, want[i%10])
+		}
 		switch st.status {
 		case taskCancelled:
 			if st.result != nil || cancelled.Load() != 1 {
@@ -341,6 +353,9 @@ func TestCancelRacesCompletion(t *testing.T) {
 	}
 	if _, bytes, _, _ := ts.stats(); bytes != 0 || srv.total().inUse() != 0 {
 		t.Errorf("after every task expired: %d bytes kept, %d counted", bytes, srv.total().inUse())
+	}
+	if outcomes[taskCancelled] < 100 || outcomes[taskCompleted] < 100 {
+		t.Errorf("outcomes %v: want each at least 100 times (one in ten is decided in order)", outcomes)
 	}
 	t.Logf("outcomes: %v", outcomes)
 }
