@@ -365,14 +365,15 @@ func (c *Call) WithTimeout(ctx context.Context, d time.Duration) (context.Contex
 	pt := &pausedTimeout{left: d, since: time.Now()}
 	pt.ctx.t = pt
 	pt.ctx.Context, pt.cancel = context.WithCancel(ctx)
+	// Whole before the call's questions can see it: pauseTimeouts pauses
+	// every timer it finds in c.timers.
+	pt.timer = time.AfterFunc(d, pt.fire)
 	c.mu.Lock()
-	paused := c.asking > 0
+	if c.asking > 0 {
+		pt.pause() // under c.mu: no resumeTimeouts slips in between
+	}
 	c.timers = append(c.timers, pt)
 	c.mu.Unlock()
-	pt.timer = time.AfterFunc(d, pt.fire)
-	if paused {
-		pt.pause()
-	}
 	return &pt.ctx, func() {
 		pt.timer.Stop()
 		pt.cancel()
