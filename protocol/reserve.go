@@ -63,8 +63,11 @@ func (r *Reservation) Grow(ctx context.Context, n int) error {
 		// Oldest among the messages being read only: a client that never
 		// finishes its body must not count as the oldest call, whose
 		// right to go past the limit keeps calls from waiting for one
-		// another.
-		h.running = true
+		// another. Its age counts from its first byte, not from Reserve:
+		// one reserved earlier but read later must not become the oldest
+		// after another has gone past the level as the oldest, or two
+		// would be past it at once.
+		h.running, h.seq = true, holdSeq.Add(1)
 		h.b.running[h] = struct{}{}
 	}
 	for !r.mayTake(int64(n)) {
