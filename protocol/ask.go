@@ -389,30 +389,26 @@ func (c *Call) WithTimeout(ctx context.Context, d time.Duration) (context.Contex
 }
 
 // pauseTimeouts stops the call's own time while it asks; resumeTimeouts
-// starts it again once no question waits.
+// starts it again once no question waits. Both hold c.mu while they do
+// (lock order: c.mu, then a timer's), so that two questions that start
+// and end at once cannot leave the clock running while one waits.
 func (c *Call) pauseTimeouts() {
 	c.mu.Lock()
-	c.asking++
-	var timers []*pausedTimeout
-	if c.asking == 1 {
-		timers = append(timers, c.timers...)
-	}
-	c.mu.Unlock()
-	for _, t := range timers {
-		t.pause()
+	defer c.mu.Unlock()
+	if c.asking++; c.asking == 1 {
+		for _, t := range c.timers {
+			t.pause()
+		}
 	}
 }
 
 func (c *Call) resumeTimeouts() {
 	c.mu.Lock()
-	c.asking--
-	var timers []*pausedTimeout
-	if c.asking == 0 {
-		timers = append(timers, c.timers...)
-	}
-	c.mu.Unlock()
-	for _, t := range timers {
-		t.resume()
+	defer c.mu.Unlock()
+	if c.asking--; c.asking == 0 {
+		for _, t := range c.timers {
+			t.resume()
+		}
 	}
 }
 
