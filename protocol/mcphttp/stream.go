@@ -28,17 +28,8 @@ func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1), done:
 
 // Send queues m for the writer, or releases it once the mailbox is closed.
 func (mb *mailbox) Send(m protocol.Message) {
-	mb.mu.Lock()
-	if mb.closed {
-		mb.mu.Unlock()
+	if !mb.take(m) {
 		m.Release()
-		return
-	}
-	mb.queue = append(mb.queue, m)
-	mb.mu.Unlock()
-	select {
-	case mb.wake <- struct{}{}:
-	default:
 	}
 }
 
@@ -62,14 +53,7 @@ func (mb *mailbox) take(m protocol.Message) bool {
 // closeKeeping closes mb as close does, but returns the requests of the
 // server's still queued instead of releasing them.
 func (mb *mailbox) closeKeeping() (requests []protocol.Message) {
-	mb.mu.Lock()
-	if !mb.closed {
-		mb.closed = true
-		close(mb.done)
-	}
-	q := mb.queue
-	mb.queue = nil
-	mb.mu.Unlock()
+	q := mb.shut()
 	for i := range q {
 		if q[i].Request() {
 			requests = append(requests, q[i])
@@ -91,16 +75,19 @@ func (mb *mailbox) drain() []protocol.Message {
 
 // close makes later messages be released at once, and releases those
 // queued.
-func (mb *mailbox) close() {
+func (mb *mailbox) close() { release(mb.shut()) }
+
+// shut closes mb and returns what was queued, to its caller to release.
+func (mb *mailbox) shut() []protocol.Message {
 	mb.mu.Lock()
+	defer mb.mu.Unlock()
 	if !mb.closed {
 		mb.closed = true
 		close(mb.done)
 	}
 	q := mb.queue
 	mb.queue = nil
-	mb.mu.Unlock()
-	release(q)
+	return q
 }
 
 func release(ms []protocol.Message) {
