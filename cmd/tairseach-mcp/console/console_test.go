@@ -65,6 +65,14 @@ func newFixture(t *testing.T, o Options) *fixture {
 // to backend; a call that may run as a task becomes one after 10 ms.
 func newFixtureOf(t *testing.T, o Options, manifest string, backend registry.Caller) *fixture {
 	t.Helper()
+	return newFixtureWith(t, o, manifest, backend, nil)
+}
+
+// newFixtureWith is newFixtureOf, with setup, when not nil, given the
+// registry to complete the console's options (such as the named clients,
+// which need it) before the console serves.
+func newFixtureWith(t *testing.T, o Options, manifest string, backend registry.Caller, setup func(o *Options, reg *registry.Registry)) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
@@ -75,6 +83,9 @@ func newFixtureOf(t *testing.T, o Options, manifest string, backend registry.Cal
 	reg := registry.New(registry.Options{Dirs: []string{dir}, Prefix: "tairseach", Observe: c, AuditValues: o.AuditValues, Backend: backend})
 	ps.Tools = reg
 	c.opts.Registry, c.opts.Tools = reg, reg
+	if setup != nil {
+		setup(&c.opts, reg)
+	}
 	mux := http.NewServeMux()
 	mux.Handle(Path+"/", c.Handler())
 	mux.Handle(Path, c.Handler())

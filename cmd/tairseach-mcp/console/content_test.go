@@ -8,7 +8,7 @@ import (
 	"context"
 	"errors"
 	"html/template"
-	"net/http"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -60,32 +60,11 @@ func (b contentBackend) Call(ctx context.Context, method string, _ jsontext.Valu
 	return jsontext.Value(`{"ok":true}`), nil
 }
 
-// newContentFixture is newFixtureOf's console over contentManifest and a
-// contentBackend, with setup given the registry to complete the options
-// (such as the named clients, which need it) before the console serves.
+// newContentFixture is newFixtureWith's console over contentManifest and
+// a contentBackend whose calls wait for gate, when not nil.
 func newContentFixture(t *testing.T, o Options, gate chan struct{}, setup func(o *Options, reg *registry.Registry)) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(contentManifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ps := &protocol.Server{TaskAfter: 10 * time.Millisecond}
-	o.Server = ps
-	c := New(o)
-	reg := registry.New(registry.Options{Dirs: []string{dir}, Prefix: "tairseach", Observe: c, AuditValues: o.AuditValues,
-		Backend: contentBackend{gate: gate}})
-	ps.Tools = reg
-	c.opts.Registry, c.opts.Tools = reg, reg
-	if setup != nil {
-		setup(&c.opts, reg)
-	}
-	mux := http.NewServeMux()
-	mux.Handle(Path+"/", c.Handler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	t.Cleanup(c.Close)
-	c.SetBase(srv.URL)
-	return &fixture{c: c, ps: ps, reg: reg, srv: srv}
+	return newFixtureWith(t, o, contentManifest, contentBackend{gate: gate}, setup)
 }
 
 // withClients opens a clients file of policies over the registry, as the
@@ -95,13 +74,7 @@ func withClients(t *testing.T, policies map[string]clients.Policy) func(o *Optio
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "clients.json")
 		f := &clients.File{Clients: map[string]*clients.Entry{}}
-		for _, name := range slices.Sorted(func(yield func(string) bool) {
-			for n := range policies {
-				if !yield(n) {
-					return
-				}
-			}
-		}) {
+		for _, name := range slices.Sorted(maps.Keys(policies)) {
 			if _, err := f.Add(name, policies[name], time.Now()); err != nil {
 				t.Fatal(err)
 			}
