@@ -186,7 +186,8 @@ func (c *Call) ask(ctx context.Context, name, method string, params any, backend
 			// 2025-11-25: a request about a task says so, once the client
 			// knows the task: after the response that created it, and
 			// on one stream (stdio) once the client has asked about it
-			// (tasks/get or tasks/result). There the question would
+			// (after the answer to its tasks/get, or while it waits on
+			// tasks/result: see task.know). There the question would
 			// otherwise follow the response closely enough for a client
 			// to read both at once and take the question first, for a
 			// task it does not know yet (the official requester then

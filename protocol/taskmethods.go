@@ -170,8 +170,9 @@ func (ss *Session) findTask(rq *request, method string, p *taskIDParams) (*task,
 // taskResult is the result of tasks/get: the task as each generation
 // shows it.
 type taskResult struct {
-	legacy *legacyTaskView
-	modern modernTaskView
+	legacy  *legacyTaskView
+	modern  modernTaskView
+	written func() // once the response is written or dropped
 	resultTail
 }
 
@@ -189,7 +190,7 @@ func (r *taskResult) encodeMessage(id jsontext.Value) (Message, error) {
 			taskTail
 		}{r.modern, taskTailOf(r.resultTail)})
 	}
-	return msgOf(b, nil), err
+	return msgOf(b, r.written), err
 }
 
 // getTask answers tasks/get: the task's status, and in 2026-07-28 what
@@ -201,7 +202,7 @@ func (ss *Session) getTask(_ context.Context, rq *request, p *taskIDParams) (*ta
 	}
 	st := t.state()
 	if !rq.modern {
-		return &taskResult{legacy: t.legacyTask(st)}, nil
+		return &taskResult{legacy: t.legacyTask(st), written: t.know}, nil
 	}
 	return &taskResult{modern: t.modernTask(st, true)}, nil
 }
@@ -214,6 +215,7 @@ func (ss *Session) cancelTask(_ context.Context, rq *request, p *taskIDParams) (
 	if err != nil {
 		return nil, err
 	}
+	t.know()
 	cancelled := t.cancel()
 	if rq.modern {
 		return &taskResult{}, nil
@@ -280,6 +282,7 @@ func (ss *Session) taskPayload(ctx context.Context, rq *request, p *taskIDParams
 	}
 	t.attachLegacy(ss, rq.out, 1)
 	defer t.attachLegacy(ss, ss.out, -1) // answered, or gone: the session's stream again
+	t.know()
 	select {
 	case <-t.done:
 	case <-ctx.Done():

@@ -149,7 +149,7 @@ type task struct {
 	quiet       bool           // ended before its creation was answered: nothing to announce
 	told        chan struct{}  // closed once the response that created it is written (or dropped)
 	tellOnce    sync.Once
-	known       chan struct{} // closed once its owner asked about it: the client has taken the response in
+	known       chan struct{} // closed once its owner asked about it (see know)
 	knowOnce    sync.Once
 	legacy      *Session // a 2025-11-25 task: the session its questions and notifications go to
 	resultWaits int      // tasks/result requests waiting for it, whose streams its questions go to
@@ -253,7 +253,6 @@ func (ts *taskStore) get(id string, owner Principal) *task {
 		ts.expire(t) // its timer is late: not found all the same
 		return nil
 	}
-	t.knowOnce.Do(func() { close(t.known) })
 	return t
 }
 
@@ -500,6 +499,12 @@ func (t *task) changed() {
 // tell records that the response that created t is written, or dropped:
 // the client knows the task from then on.
 func (t *task) tell() { t.tellOnce.Do(func() { close(t.told) }) }
+
+// know records that the owner's client knows t: it has read the answer
+// to a tasks/get (know runs once that response is written or dropped),
+// or it waits on tasks/result. A 2025-11-25 question about t goes out
+// on one stream only then, after what told the client of t.
+func (t *task) know() { t.knowOnce.Do(func() { close(t.known) }) }
 
 func (t *task) isTold() bool {
 	select {
