@@ -281,24 +281,6 @@ func (b *browser) openStream(t *testing.T) <-chan string {
 	return lines
 }
 
-func waitFor(t *testing.T, lines <-chan string, want string) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("the stream ended before %q", want)
-			}
-			if strings.Contains(l, want) {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no %q on the stream", want)
-		}
-	}
-}
-
 func TestWithNoConsoleOpenTheOwnerIsAway(t *testing.T) {
 	f := newFixture(t, Options{AnswersHere: true})
 	got := <-ask(f, "c", protocol.OwnerQuestion{Confirm: true, Message: "Delete?"})
@@ -334,9 +316,9 @@ func TestAnAnswerIsAPostFromThePageItself(t *testing.T) {
 	b := f.browser(t)
 	b.login()
 	stream := b.openStream(t)
-	waitFor(t, stream, "event: stats")
+	waitForLine(t, stream, "event: stats")
 	answer := ask(f, hostile, protocol.OwnerQuestion{Confirm: true, Message: "Delete the note " + hostile + "?"})
-	waitFor(t, stream, `data: {"waiting":1}`)
+	waitForLine(t, stream, `data: {"waiting":1}`)
 	csrf, id, body := b.questionPage(t)
 	if strings.Contains(body, hostile) || !strings.Contains(body, "Delete the note &lt;img src=x onerror=alert(1)&gt;?") {
 		t.Errorf("the question's text is not escaped:\n%s", body)
@@ -387,7 +369,7 @@ func TestAFormIsAnsweredField(t *testing.T) {
 	b := f.browser(t)
 	b.login()
 	stream := b.openStream(t)
-	waitFor(t, stream, "event: stats")
+	waitForLine(t, stream, "event: stats")
 	params := `{"message":"A label?","requestedSchema":{"type":"object","properties":{"label":{"type":"string","title":"Label"},"n":{"type":"integer"},"ok":{"type":"boolean"},"color":{"type":"string","enum":["red","blue"]}},"required":["label"]}}`
 	answer := ask(f, "c", protocol.OwnerQuestion{Message: "A label?", Params: jsontext.Value(params)})
 	csrf, id, body := b.questionPage(t)
@@ -440,13 +422,13 @@ func TestTheEventStreamFollowsCalls(t *testing.T) {
 	b := f.browser(t)
 	b.login()
 	stream := b.openStream(t)
-	waitFor(t, stream, "event: stats")
+	waitForLine(t, stream, "event: stats")
 	call := protocol.NewCall(protocol.CallOptions{Client: protocol.ClientInfo{Name: "cursor"}})
 	if _, err := f.reg.CallTool(t.Context(), call, &protocol.CallToolRequest{Name: "tairseach_notes_delete"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, stream, `"state":"running","time":`)
-	waitFor(t, stream, `"outcome":"ok"`)
+	waitForLine(t, stream, `"state":"running","time":`)
+	waitForLine(t, stream, `"outcome":"ok"`)
 	if !f.c.live.present() {
 		t.Error("a console with its stream open is not present")
 	}
@@ -476,7 +458,7 @@ func TestCloseRefusesTheQuestionsWaiting(t *testing.T) {
 	b := f.browser(t)
 	b.login()
 	stream := b.openStream(t)
-	waitFor(t, stream, "event: stats")
+	waitForLine(t, stream, "event: stats")
 	answer := ask(f, "c", protocol.OwnerQuestion{Confirm: true, Message: "Delete?"})
 	b.questionPage(t)
 	f.c.Close()

@@ -120,9 +120,13 @@ func stats(body string) map[string]string {
 // liveRowRE matches a row of the calls in flight: tool, client, state.
 var liveRowRE = regexp.MustCompile(`<tr data-seq="\d+"><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td><td class="state">([^<]*)</td>`)
 
-func liveRows(body string) []string {
+func liveRows(body string) []string { return rowsOf(liveRowRE, body) }
+
+// rowsOf returns the rows of body that re matches, each its groups
+// joined by " | ".
+func rowsOf(re *regexp.Regexp, body string) []string {
 	var out []string
-	for _, m := range liveRowRE.FindAllStringSubmatch(body, -1) {
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
 		out = append(out, strings.Join(m[1:], " | "))
 	}
 	return out
@@ -250,9 +254,7 @@ func toolsOn(t *testing.T, body string) (served, unserved []string, cost string)
 	if i < 0 || !strings.Contains(body[:i], "<h2>Served") {
 		t.Fatalf("no served and unserved tables:\n%s", body)
 	}
-	for _, m := range servedRE.FindAllStringSubmatch(body[:i], -1) {
-		served = append(served, strings.Join(m[1:], " | "))
-	}
+	served = rowsOf(servedRE, body[:i])
 	for _, m := range unservedRE.FindAllStringSubmatch(body[i:], -1) {
 		m[3] = filepath.Base(m[3])
 		unserved = append(unserved, strings.Join(m[1:], " | "))
@@ -648,7 +650,7 @@ func TestContentCallsLive(t *testing.T) {
 	b := f.browser(t)
 	b.login()
 	stream := b.openStream(t)
-	waitFor(t, stream, "event: stats")
+	waitForLine(t, stream, "event: stats")
 
 	done := make(chan struct{})
 	// Ends once gate is closed.

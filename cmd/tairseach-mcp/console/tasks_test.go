@@ -90,13 +90,7 @@ var taskRowRE = regexp.MustCompile(`<tr(?: class="[a-z]+")?><td class="tool">tai
 
 // tasksOn returns the live tasks a page lists: client, owner when it is
 // not the client, status and message of each.
-func tasksOn(body string) []string {
-	var out []string
-	for _, m := range taskRowRE.FindAllStringSubmatch(body, -1) {
-		out = append(out, strings.Join(m[1:], " | "))
-	}
-	return out
-}
+func tasksOn(body string) []string { return rowsOf(taskRowRE, body) }
 
 // The questions page lists the live tasks of every owner, a named client
 // by its name, with their status: working, then ended (an ended task
@@ -132,7 +126,7 @@ func TestTheQuestionsPageListsTheLiveTasks(t *testing.T) {
 		t.Errorf("the page shows a client's tag, or no task:\n%s", body)
 	}
 	stream := b.openStream(t)
-	waitFor(t, stream, `"tasks":2,"tasksrunning":2`)
+	waitForLine(t, stream, `"tasks":2,"tasksrunning":2`)
 
 	if res := other.request("tasks/cancel", `{"taskId":"`+second+`"}`); !strings.Contains(res, `"status":"cancelled"`) {
 		t.Fatalf("cancelling the second: %s", res)
