@@ -215,7 +215,6 @@ func (ss *Session) cancelTask(_ context.Context, rq *request, p *taskIDParams) (
 	if err != nil {
 		return nil, err
 	}
-	t.know()
 	cancelled := t.cancel()
 	if rq.modern {
 		return &taskResult{}, nil
